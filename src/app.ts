@@ -1,0 +1,77 @@
+import { OpenAPIHono } from "@hono/zod-openapi";
+import { requestId } from "hono/request-id";
+import { authenticate } from "./auth/middleware";
+import { createDb } from "./db/client";
+import { cors } from "./lib/cors";
+import { onError, onNotFound } from "./lib/error-handler";
+import { createRouter } from "./lib/router";
+import { swaggerAsset, swaggerPage } from "./lib/swagger";
+import { authRoutes } from "./routes/auth";
+import { creditRoutes } from "./routes/billing/credits";
+import { environmentRoutes } from "./routes/environments";
+import { memberRoutes } from "./routes/organizations/members";
+import { organizationRoutes } from "./routes/organizations/organizations";
+import { tenantRoutes } from "./routes/tenants";
+import type { AppEnv } from "./types";
+
+export const API_PREFIX = "/api/v1";
+
+/** The versioned API: one router per group, all behind authentication. */
+function createApi() {
+  const api = createRouter();
+  api.use("*", authenticate);
+  api.route("/", authRoutes);
+  api.route("/", organizationRoutes);
+  api.route("/", memberRoutes);
+  api.route("/", environmentRoutes);
+  api.route("/", tenantRoutes);
+  api.route("/", creditRoutes);
+  return api;
+}
+
+export function createApp() {
+  const app = new OpenAPIHono<AppEnv>();
+
+  app.use("*", requestId({ headerName: "X-Request-Id" }));
+  app.use("*", cors);
+  app.use("*", async (c, next) => {
+    c.set("db", createDb(c.env.DB));
+    c.set("caller", null);
+    await next();
+  });
+
+  app.route(API_PREFIX, createApi());
+
+  app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
+    type: "http",
+    scheme: "bearer",
+    description: "An API key: `Authorization: Bearer kbk_...`",
+  });
+  app.openAPIRegistry.registerComponent("securitySchemes", "sessionCookie", {
+    type: "apiKey",
+    in: "cookie",
+    name: "kb_session",
+    description: "A signed-in user session (set by /auth/signup and /auth/login)",
+  });
+  app.doc31("/openapi.json", (c) => ({
+    openapi: "3.1.0",
+    info: {
+      title: "Grounded knowledge-base chat API",
+      version: "1.0.0",
+      description:
+        "Multi-tenant knowledge bases with cited answers. Errors are " +
+        '`{"error": {"code", "message", "details"?, "request_id"}}`; every response carries `X-Request-Id`.',
+    },
+    servers: [{ url: new URL(c.req.url).origin }],
+  }));
+  app.get("/swagger", swaggerPage);
+  app.get("/swagger/:file", swaggerAsset);
+  app.get("/", (c) =>
+    c.json({ service: "kb-chat-service", api: API_PREFIX, openapi: "/openapi.json", explorer: "/swagger" }),
+  );
+  app.get("/health", (c) => c.json({ ok: true }));
+
+  app.notFound(onNotFound);
+  app.onError(onError);
+  return app;
+}

@@ -1,0 +1,165 @@
+import { and, eq } from "drizzle-orm";
+import type { Context } from "hono";
+import { organizationMembers, organizations, type Organization, type Role } from "../db/schema";
+import { ApiError, forbidden, notFound, unauthorized } from "../lib/errors";
+import type { AppEnv } from "../types";
+import type { Caller, KeyCaller, UserCaller } from "./caller";
+import { PERMISSIONS, type Permission, type PermissionRule } from "./permissions";
+import type { ResourceScope } from "./resources";
+import type { Scope } from "./scopes";
+
+/**
+ * THE authorization layer. Every route decides "may this caller do this to
+ * that" here and nowhere else.
+ *
+ * Order of checks, and why:
+ *   1. No caller -> 401.
+ *   2. API key on a user-only action, or a key without the scope -> 403. Neither
+ *      depends on the resource, so answering first reveals nothing.
+ *   3. Resource missing -> 404.
+ *   4. Resource outside the caller's reach -> 404 when the resource was named
+ *      in the path (never reveal that another tenant's resource exists); 403
+ *      when the caller named a container in a parameter (`tenant_id`, `env_id`)
+ *      of its own organization that its key may not use (API-DECISIONS: 403 for
+ *      environment / allowlist / knowledge-base restriction violations).
+ *      Reach: users reach organizations they are members of; keys reach their
+ *      organization, their environment, the tenants of their allowlist (all
+ *      tenants when it is empty, or with `admin:full`) and, when restricted,
+ *      one knowledge base.
+ *   5. User role lacking -> 403.
+ *   6. Writes in an inactive or suspended organization -> 403.
+ */
+
+
+export interface Access {
+  caller: Caller;
+  scope: ResourceScope;
+  /** The user's role in the resource's organization; null for API keys. */
+  role: Role | null;
+  organizationStatus: Organization["status"];
+}
+
+export interface AuthorizeOptions {
+  /** Name used in the 404 message. */
+  what?: string;
+  /** How the caller named the resource: in the path (default) or in a parameter. */
+  addressedBy?: "path" | "param";
+}
+
+type Ctx = Context<AppEnv>;
+
+export function requireCaller(c: Ctx): Caller {
+  const caller = c.get("caller");
+  if (!caller) throw unauthorized();
+  return caller;
+}
+
+/** For user-only (U) routes: API keys are refused with 403. */
+export function requireUser(c: Ctx): UserCaller {
+  const caller = requireCaller(c);
+  if (caller.type !== "user") throw forbidden("This endpoint requires a signed-in user; API keys cannot use it");
+  return caller;
+}
+
+export function keyHasScope(key: KeyCaller, scope: Scope): boolean {
+  return key.isAdmin || key.scopes.has(scope);
+}
+
+/** Scope and user-only checks (step 2), usable before any lookup. */
+export function assertPermissionClass(caller: Caller, permission: Permission): PermissionRule {
+  const rule: PermissionRule = PERMISSIONS[permission];
+  if (caller.type === "api_key") {
+    if (!rule.scope) throw forbidden("This endpoint requires a signed-in user; API keys cannot use it");
+    if (!keyHasScope(caller, rule.scope)) throw forbidden(`This API key lacks the scope ${rule.scope}`);
+  }
+  return rule;
+}
+
+// Memberships looked up during one request (a route may authorize several times).
+const membershipCache = new WeakMap<Caller, Map<string, { role: Role; status: Organization["status"] } | null>>();
+
+export async function membershipOf(
+  c: Ctx,
+  caller: UserCaller,
+  organizationId: string,
+): Promise<{ role: Role; status: Organization["status"] } | null> {
+  let cache = membershipCache.get(caller);
+  if (!cache) membershipCache.set(caller, (cache = new Map()));
+  if (cache.has(organizationId)) return cache.get(organizationId)!;
+  const row = await c
+    .get("db")
+    .select({ role: organizationMembers.role, status: organizations.status })
+    .from(organizationMembers)
+    .innerJoin(organizations, eq(organizations.id, organizationMembers.organizationId))
+    .where(and(eq(organizationMembers.organizationId, organizationId), eq(organizationMembers.userId, caller.user.id)))
+    .get();
+  cache.set(organizationId, row ?? null);
+  return row ?? null;
+}
+
+/** Forget cached memberships (after a role change within the same request). */
+export function forgetMemberships(caller: Caller) {
+  membershipCache.delete(caller);
+}
+
+/** Whether a key may reach a scope; returns the reason when it may not. */
+export function keyReach(key: KeyCaller, scope: ResourceScope): "ok" | "other_org" | "outside" {
+  if (scope.organizationId !== key.key.organizationId) return "other_org";
+  if (scope.environmentId && scope.environmentId !== key.key.environmentId) return "outside";
+  if (scope.tenantId && !key.isAdmin && key.key.tenantIds.length > 0 && !key.key.tenantIds.includes(scope.tenantId)) {
+    return "outside";
+  }
+  if (scope.knowledgeBaseId && key.key.knowledgeBaseId && scope.knowledgeBaseId !== key.key.knowledgeBaseId) {
+    return "outside";
+  }
+  return "ok";
+}
+
+export async function authorize(
+  c: Ctx,
+  permission: Permission,
+  scope: ResourceScope | null | undefined,
+  opts: AuthorizeOptions = {},
+): Promise<Access> {
+  const caller = requireCaller(c);
+  const rule = assertPermissionClass(caller, permission);
+  const what = opts.what ?? "Resource";
+  if (!scope) throw notFound(what);
+
+  let role: Role | null = null;
+  let status: Organization["status"];
+  if (caller.type === "user") {
+    const m = await membershipOf(c, caller, scope.organizationId);
+    if (!m) throw notFound(what);
+    if (!rule.roles.includes(m.role)) {
+      throw forbidden(`Your role (${m.role}) does not allow this; it needs one of: ${rule.roles.join(", ")}`);
+    }
+    role = m.role;
+    status = m.status;
+  } else {
+    const reach = keyReach(caller, scope);
+    if (reach === "other_org") throw notFound(what);
+    if (reach === "outside") {
+      if (opts.addressedBy === "param") {
+        throw forbidden(`This API key may not access this ${what.toLowerCase()} (environment, tenant or knowledge-base restriction)`);
+      }
+      throw notFound(what);
+    }
+    status = caller.organizationStatus;
+  }
+
+  if (rule.write && status !== "active" && !rule.whileInactive) {
+    throw new ApiError("forbidden", `The organization is ${status}; changes are not allowed until it is active again`);
+  }
+  return { caller, scope, role, organizationStatus: status };
+}
+
+/**
+ * For list endpoints over an environment: the tenant ids a caller may see,
+ * or null when every tenant of the environment is visible.
+ */
+export function visibleTenantIds(caller: Caller): string[] | null {
+  if (caller.type === "user") return null;
+  if (caller.isAdmin || caller.key.tenantIds.length === 0) return null;
+  return caller.key.tenantIds;
+}

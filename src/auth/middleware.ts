@@ -1,0 +1,74 @@
+import type { Context, MiddlewareHandler } from "hono";
+import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import { config } from "../lib/config";
+import { ApiError, forbidden } from "../lib/errors";
+import { resolveApiKey } from "../services/api-keys";
+import { resolveSession, SESSION_COOKIE, SESSION_TTL_MS } from "../services/identity/sessions";
+import type { AppEnv } from "../types";
+
+const UNSAFE = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+
+export function setSessionCookie(c: Context<AppEnv>, token: string) {
+  setCookie(c, SESSION_COOKIE, token, {
+    path: "/",
+    httpOnly: true,
+    sameSite: "Lax",
+    secure: new URL(c.req.url).protocol === "https:",
+    maxAge: Math.floor(SESSION_TTL_MS / 1000),
+  });
+}
+
+export function clearSessionCookie(c: Context<AppEnv>) {
+  deleteCookie(c, SESSION_COOKIE, { path: "/", secure: new URL(c.req.url).protocol === "https:" });
+}
+
+/**
+ * Resolves the caller from `Authorization: Bearer kbk_...` or the session
+ * cookie and stores it in `c.var.caller` (null when anonymous). A bad bearer
+ * credential is always 401; a stale cookie just makes the request anonymous so
+ * that public endpoints keep working.
+ */
+export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const db = c.get("db");
+  const authz = c.req.header("Authorization");
+  if (authz !== undefined) {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(authz);
+    if (!m) throw new ApiError("unauthorized", "Authorization header must be 'Bearer <API key>'");
+    const { caller, touch } = await resolveApiKey(db, m[1]);
+    if (touch) c.executionCtx.waitUntil(touch.catch((e) => console.error("last_used_at update failed", e)));
+    c.set("caller", caller);
+    return next();
+  }
+
+  const token = getCookie(c, SESSION_COOKIE);
+  if (token) {
+    const session = await resolveSession(db, token);
+    if (session) {
+      // Cookie-authenticated writes from a foreign page are refused (CSRF),
+      // on top of SameSite=Lax and the CORS allowlist.
+      if (UNSAFE.has(c.req.method)) assertTrustedOrigin(c);
+      c.set("caller", { type: "user", user: session.user, sessionId: session.sessionId });
+      if (session.refreshedExpiresAt) setSessionCookie(c, token);
+    } else {
+      clearSessionCookie(c);
+      c.set("caller", null);
+    }
+    return next();
+  }
+
+  c.set("caller", null);
+  return next();
+};
+
+function assertTrustedOrigin(c: Context<AppEnv>) {
+  const origin = c.req.header("Origin");
+  if (!origin || origin === "null") {
+    if (origin === "null") throw forbidden("Cross-origin request refused");
+    return; // Non-browser clients (curl, servers) send no Origin.
+  }
+  const cfg = config(c.env);
+  const trusted = new Set([new URL(c.req.url).origin, new URL(cfg.publicBaseUrl).origin, ...cfg.allowedOrigins]);
+  if (!trusted.has(origin)) {
+    throw forbidden("Cross-origin request with a session cookie refused; add the origin to ALLOWED_ORIGINS");
+  }
+}

@@ -1,0 +1,63 @@
+import type { Role } from "../db/schema";
+import type { Scope } from "./scopes";
+
+const ALL: readonly Role[] = ["owner", "billing_admin", "developer", "viewer"];
+const WRITERS: readonly Role[] = ["owner", "billing_admin", "developer"];
+const ADMINS: readonly Role[] = ["owner", "billing_admin"];
+const OWNER: readonly Role[] = ["owner"];
+
+export interface PermissionRule {
+  /** Member roles that may do it with a user session. */
+  roles: readonly Role[];
+  /** The API-key scope that allows it; absent = user sessions only (keys get 403). */
+  scope?: Scope;
+  /** Changes state: refused while the organization is inactive or suspended. */
+  write: boolean;
+  /** Still allowed while the organization is inactive (so it can be reactivated or removed). */
+  whileInactive?: boolean;
+}
+
+/**
+ * Every action the API authorizes, in one table. Role rules follow the
+ * specification's "Authentication" section; scopes for routes the scope table
+ * does not name follow API-DECISIONS.md ("Smaller points, settled").
+ * Later capabilities add their rows here.
+ */
+export const PERMISSIONS = {
+  "organization:read": { roles: ALL, write: false },
+  "organization:update": { roles: ADMINS, write: true, whileInactive: true },
+  "organization:delete": { roles: OWNER, write: true, whileInactive: true },
+  "members:read": { roles: ALL, write: false },
+  "members:manage": { roles: OWNER, write: true },
+  "environments:read": { roles: ALL, write: false },
+  "environments:write": { roles: WRITERS, write: true },
+  "environments:delete": { roles: OWNER, write: true },
+  "api_keys:read": { roles: WRITERS, write: false },
+  "api_keys:manage": { roles: WRITERS, write: true },
+  "billing:read": { roles: ALL, write: false },
+  // Allowed while inactive: adding credits is how a suspended organization is brought back.
+  "billing:write": { roles: ADMINS, write: true, whileInactive: true },
+
+  "tenants:read": { roles: ALL, scope: "tenants:read", write: false },
+  "tenants:write": { roles: ADMINS, scope: "tenants:write", write: true },
+  "tenants:delete": { roles: ADMINS, scope: "tenants:delete", write: true },
+  /** Tenant credits and usage reads: keys use tenants:read (specification). */
+  "tenant_billing:read": { roles: ALL, scope: "tenants:read", write: false },
+
+  "documents:read": { roles: ALL, scope: "documents:read", write: false },
+  "documents:write": { roles: WRITERS, scope: "documents:write", write: true },
+  "documents:delete": { roles: WRITERS, scope: "documents:delete", write: true },
+  /** Asking questions is reading the knowledge base, so viewers may chat. */
+  "query:rag": { roles: ALL, scope: "query:rag", write: true },
+  "skills:read": { roles: ALL, scope: "skills:read", write: false },
+  "skills:write": { roles: WRITERS, scope: "skills:write", write: true },
+  "artifacts:read": { roles: ALL, scope: "artifacts:read", write: false },
+  "artifacts:write": { roles: WRITERS, scope: "artifacts:write", write: true },
+  /** Publishing is never available to keys. */
+  "artifacts:publish": { roles: WRITERS, write: true },
+  "connectors:read": { roles: ALL, scope: "connectors:read", write: false },
+  "connectors:write": { roles: ALL, scope: "connectors:write", write: true },
+  "connectors:delete": { roles: ALL, scope: "connectors:delete", write: true },
+} as const satisfies Record<string, PermissionRule>;
+
+export type Permission = keyof typeof PERMISSIONS;

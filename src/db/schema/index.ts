@@ -1,0 +1,3 @@
+// One file per area; later capabilities add theirs here.
+export * from "./identity";
+export * from "./organizations";

@@ -1,0 +1,50 @@
+import type { Context, ErrorHandler, NotFoundHandler } from "hono";
+import { HTTPException } from "hono/http-exception";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import type { AppEnv } from "../types";
+import { ApiError, type ErrorDetail } from "./errors";
+
+function render(
+  c: Context<AppEnv>,
+  status: ContentfulStatusCode,
+  code: string,
+  message: string,
+  details?: ErrorDetail[],
+  headers?: Record<string, string>,
+) {
+  const request_id = c.get("requestId") ?? "";
+  return c.json(
+    { error: { code, message, ...(details?.length ? { details } : {}), request_id } },
+    status,
+    { ...headers, "X-Request-Id": request_id },
+  );
+}
+
+/**
+ * Renders every error in the decided shape. Our own ApiErrors carry their code;
+ * Hono's HTTPExceptions (malformed JSON, wrong Content-Type) become 400
+ * `invalid_request`; anything else is a bug: logged with the request id, and
+ * answered 500 without internals.
+ */
+export const onError: ErrorHandler<AppEnv> = (err, c) => {
+  if (err instanceof ApiError) {
+    return render(c, err.status as ContentfulStatusCode, err.code, err.message, err.details, err.headers);
+  }
+  if (err instanceof HTTPException) {
+    if (err.status === 415 || (err.status === 400 && /json|content-type/i.test(err.message))) {
+      const message =
+        err.status === 415
+          ? "The request body must be JSON, sent with Content-Type: application/json"
+          : "The request body is not valid JSON";
+      return render(c, 400, "invalid_request", message, [{ path: "body", message }]);
+    }
+    if (err.status >= 400 && err.status < 500) {
+      return render(c, err.status as ContentfulStatusCode, err.status === 404 ? "not_found" : "invalid_request", err.message || "Bad request");
+    }
+  }
+  console.error(`[${c.get("requestId")}] unhandled error on ${c.req.method} ${new URL(c.req.url).pathname}:`, err);
+  return render(c, 500, "internal_error", "Internal server error; quote the request id when reporting it");
+};
+
+export const onNotFound: NotFoundHandler<AppEnv> = (c) =>
+  render(c, 404, "not_found", `No route for ${c.req.method} ${new URL(c.req.url).pathname}`);

@@ -1,0 +1,69 @@
+import { z } from "@hono/zod-openapi";
+
+/** The error body of every non-2xx answer (API-DECISIONS.md, "Errors"). */
+export const ErrorSchema = z
+  .object({
+    error: z.object({
+      code: z.string().openapi({ example: "invalid_request" }),
+      message: z.string().openapi({ example: "body.name: Required" }),
+      details: z
+        .array(z.object({ path: z.string(), message: z.string() }))
+        .optional()
+        .openapi({ description: "For validation errors: one entry per bad field." }),
+      request_id: z.string(),
+    }),
+  })
+  .openapi("Error");
+
+const errorResponse = (description: string) => ({
+  description,
+  content: { "application/json": { schema: ErrorSchema } },
+});
+
+/** Error responses every authenticated route may give; spread into `responses`. */
+export const errorResponses = {
+  400: errorResponse("Invalid request"),
+  401: errorResponse("Missing or invalid credentials"),
+  403: errorResponse("Not allowed for this caller"),
+  404: errorResponse("Not found, or outside the caller's reach"),
+  409: errorResponse("Conflict with the current state"),
+  429: errorResponse("Too many requests"),
+  500: errorResponse("Internal error"),
+} as const;
+
+/** Security requirement objects for `createRoute({ security })`. */
+export const userOrKey: Array<Record<string, string[]>> = [{ bearerAuth: [] }, { sessionCookie: [] }];
+export const userOnly: Array<Record<string, string[]>> = [{ sessionCookie: [] }];
+
+export const jsonBody = <T extends z.ZodType>(schema: T, description?: string) => ({
+  required: true as const,
+  description,
+  content: { "application/json": { schema } },
+});
+
+export const jsonContent = <T extends z.ZodType>(schema: T, description: string) => ({
+  description,
+  content: { "application/json": { schema } },
+});
+
+export const noContent = { description: "No content" } as const;
+
+// ---- Shared field schemas --------------------------------------------------
+
+export const IdParam = z.object({
+  id: z.string().min(1).max(128).openapi({ param: { name: "id", in: "path" } }),
+});
+
+export const Timestamp = z.string().openapi({ format: "date-time", example: "2026-11-21T12:00:00.000Z" });
+
+/** Paging query parameters used by list endpoints. */
+export const pagingQuery = (maxLimit: number, defaultLimit: number) =>
+  z.object({
+    limit: z.coerce.number().int().min(1).max(maxLimit).default(defaultLimit),
+    offset: z.coerce.number().int().min(0).default(0),
+  });
+
+/** A boolean in a query string: `true`/`false`/`1`/`0`. */
+export const queryBoolean = z
+  .enum(["true", "false", "1", "0"])
+  .transform((v) => v === "true" || v === "1");

@@ -1,0 +1,215 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { authorize, requireUser } from "../../auth/authorize";
+import { SCOPES } from "../../auth/scopes";
+import { errorResponses, IdParam, jsonBody, jsonContent, noContent, Timestamp, userOnly } from "../../lib/openapi";
+import { createRouter } from "../../lib/router";
+import { createApiKey, getApiKey, listApiKeys, publicApiKey, revokeApiKey } from "../../services/api-keys";
+import {
+  createEnvironment,
+  deleteEnvironment,
+  environmentScope,
+  getEnvironment,
+  listEnvironments,
+  publicEnvironment,
+  renameEnvironment,
+} from "../../services/environments";
+
+const EnvironmentSchema = z
+  .object({
+    id: z.string(),
+    organization_id: z.string(),
+    name: z.string(),
+    is_default: z.boolean(),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  })
+  .openapi("Environment");
+
+const EnvironmentBody = z.object({ name: z.string().trim().min(1).max(255) });
+
+const ApiKeySchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    prefix: z.string().openapi({ description: "First characters of the key, to recognise it" }),
+    organization_id: z.string(),
+    environment_id: z.string(),
+    scopes: z.array(z.string()),
+    tenant_ids: z.array(z.string()).openapi({ description: "Empty = every tenant of the environment" }),
+    knowledge_base_id: z.string().nullable(),
+    expires_at: Timestamp.nullable(),
+    last_used_at: Timestamp.nullable(),
+    created_at: Timestamp,
+  })
+  .openapi("ApiKey");
+
+const CreatedApiKeySchema = ApiKeySchema.extend({
+  key: z.string().openapi({ description: "The secret. Shown only in this response; store it now." }),
+}).openapi("CreatedApiKey");
+
+const CreateApiKeyBody = z.object({
+  name: z.string().trim().min(1).max(255),
+  scopes: z.array(z.enum(SCOPES)).min(1).max(SCOPES.length),
+  tenant_ids: z.array(z.string().min(1).max(128)).max(1000).default([]),
+  knowledge_base_id: z.string().min(1).max(128).nullish(),
+  expires_at: z.iso.datetime({ offset: true }).nullish(),
+});
+
+const envTags = ["Environments"];
+const keyTags = ["API keys"];
+
+const listEnvs = createRoute({
+  method: "get",
+  path: "/organizations/{id}/environments",
+  tags: envTags,
+  operationId: "listEnvironments",
+  summary: "Environments of an organization",
+  security: userOnly,
+  request: { params: IdParam },
+  responses: { 200: jsonContent(z.object({ environments: z.array(EnvironmentSchema) }), "Environments"), ...errorResponses },
+});
+
+const createEnv = createRoute({
+  method: "post",
+  path: "/organizations/{id}/environments",
+  tags: envTags,
+  operationId: "createEnvironment",
+  summary: "Create an environment (owner, billing_admin, developer)",
+  security: userOnly,
+  request: { params: IdParam, body: jsonBody(EnvironmentBody) },
+  responses: { 201: jsonContent(EnvironmentSchema, "The environment"), ...errorResponses },
+});
+
+const getEnv = createRoute({
+  method: "get",
+  path: "/environments/{id}",
+  tags: envTags,
+  operationId: "getEnvironment",
+  summary: "One environment",
+  security: userOnly,
+  request: { params: IdParam },
+  responses: { 200: jsonContent(EnvironmentSchema, "The environment"), ...errorResponses },
+});
+
+const patchEnv = createRoute({
+  method: "patch",
+  path: "/environments/{id}",
+  tags: envTags,
+  operationId: "updateEnvironment",
+  summary: "Rename an environment (owner, billing_admin, developer)",
+  security: userOnly,
+  request: { params: IdParam, body: jsonBody(EnvironmentBody) },
+  responses: { 200: jsonContent(EnvironmentSchema, "The environment"), ...errorResponses },
+});
+
+const deleteEnv = createRoute({
+  method: "delete",
+  path: "/environments/{id}",
+  tags: envTags,
+  operationId: "deleteEnvironment",
+  summary: "Delete an environment (owner only); 409 while it still has tenants",
+  security: userOnly,
+  request: { params: IdParam },
+  responses: { 204: noContent, ...errorResponses },
+});
+
+const createKey = createRoute({
+  method: "post",
+  path: "/environments/{id}/api-keys",
+  tags: keyTags,
+  operationId: "createApiKey",
+  summary: "Create an API key (owner, billing_admin, developer)",
+  description:
+    "The key is limited to this environment, to `tenant_ids` (empty = all tenants of the environment) and, " +
+    "optionally, to one knowledge base. The secret is returned once; only its hash is stored.",
+  security: userOnly,
+  request: { params: IdParam, body: jsonBody(CreateApiKeyBody) },
+  responses: { 201: jsonContent(CreatedApiKeySchema, "The key, with its secret"), ...errorResponses },
+});
+
+const listKeys = createRoute({
+  method: "get",
+  path: "/environments/{id}/api-keys",
+  tags: keyTags,
+  operationId: "listApiKeys",
+  summary: "Active API keys of an environment (without secrets)",
+  security: userOnly,
+  request: { params: IdParam },
+  responses: { 200: jsonContent(z.object({ api_keys: z.array(ApiKeySchema) }), "Keys"), ...errorResponses },
+});
+
+const deleteKey = createRoute({
+  method: "delete",
+  path: "/api-keys/{id}",
+  tags: keyTags,
+  operationId: "revokeApiKey",
+  summary: "Revoke an API key; it stops working on the next request",
+  security: userOnly,
+  request: { params: IdParam },
+  responses: { 204: noContent, ...errorResponses },
+});
+
+async function loadEnvironment(c: Parameters<typeof requireUser>[0], id: string) {
+  return getEnvironment(c.get("db"), id);
+}
+
+export const environmentRoutes = createRouter()
+  .openapi(listEnvs, async (c) => {
+    requireUser(c);
+    const { id } = c.req.valid("param");
+    await authorize(c, "environments:read", { organizationId: id }, { what: "Organization" });
+    const rows = await listEnvironments(c.get("db"), id);
+    return c.json({ environments: rows.map(publicEnvironment) }, 200);
+  })
+  .openapi(createEnv, async (c) => {
+    requireUser(c);
+    const { id } = c.req.valid("param");
+    await authorize(c, "environments:write", { organizationId: id }, { what: "Organization" });
+    const env = await createEnvironment(c.get("db"), id, c.req.valid("json").name);
+    return c.json(publicEnvironment(env), 201);
+  })
+  .openapi(getEnv, async (c) => {
+    requireUser(c);
+    const env = await loadEnvironment(c, c.req.valid("param").id);
+    await authorize(c, "environments:read", environmentScope(env), { what: "Environment" });
+    return c.json(publicEnvironment(env!), 200);
+  })
+  .openapi(patchEnv, async (c) => {
+    requireUser(c);
+    const env = await loadEnvironment(c, c.req.valid("param").id);
+    await authorize(c, "environments:write", environmentScope(env), { what: "Environment" });
+    const updated = await renameEnvironment(c.get("db"), env!.id, c.req.valid("json").name);
+    return c.json(publicEnvironment(updated), 200);
+  })
+  .openapi(deleteEnv, async (c) => {
+    requireUser(c);
+    const env = await loadEnvironment(c, c.req.valid("param").id);
+    await authorize(c, "environments:delete", environmentScope(env), { what: "Environment" });
+    await deleteEnvironment(c.get("db"), env!.id);
+    return c.body(null, 204);
+  })
+  .openapi(createKey, async (c) => {
+    const user = requireUser(c);
+    const env = await loadEnvironment(c, c.req.valid("param").id);
+    await authorize(c, "api_keys:manage", environmentScope(env), { what: "Environment" });
+    const { key, record } = await createApiKey(c.get("db"), env!, c.req.valid("json"), user.user.id);
+    return c.json({ ...publicApiKey(record), key }, 201);
+  })
+  .openapi(listKeys, async (c) => {
+    requireUser(c);
+    const env = await loadEnvironment(c, c.req.valid("param").id);
+    await authorize(c, "api_keys:read", environmentScope(env), { what: "Environment" });
+    const keys = await listApiKeys(c.get("db"), env!.id);
+    return c.json({ api_keys: keys.map(publicApiKey) }, 200);
+  })
+  .openapi(deleteKey, async (c) => {
+    requireUser(c);
+    const db = c.get("db");
+    const key = await getApiKey(db, c.req.valid("param").id);
+    await authorize(c, "api_keys:manage", key ? { organizationId: key.organizationId, environmentId: key.environmentId } : null, {
+      what: "API key",
+    });
+    await revokeApiKey(db, key!.id);
+    return c.body(null, 204);
+  });
+

@@ -1,0 +1,212 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { authorize, requireCaller, visibleTenantIds } from "../../auth/authorize";
+import { badRequest, forbidden } from "../../lib/errors";
+import { errorResponses, IdParam, jsonBody, jsonContent, noContent, pagingQuery, Timestamp, userOrKey } from "../../lib/openapi";
+import { createRouter } from "../../lib/router";
+import { runCleanup } from "../../services/cleanup";
+import { environmentScope, getEnvironment } from "../../services/environments";
+import {
+  createTenant,
+  deleteTenant,
+  getTenant,
+  listTenants,
+  publicTenant,
+  tenantScope,
+  updateTenant,
+} from "../../services/tenants";
+
+export const TenantSchema = z
+  .object({
+    id: z.string(),
+    organization_id: z.string(),
+    environment_id: z.string(),
+    name: z.string(),
+    external_id: z.string().nullable(),
+    external_name: z.string().nullable(),
+    credits_pool: z.number(),
+    credits_used: z.number(),
+    credits_available: z.number(),
+    max_knowledge_bases: z.number().int(),
+    max_documents: z.number().int(),
+    max_storage_gb: z.number(),
+    metadata: z.record(z.string(), z.unknown()),
+    knowledge_base_count: z.number().int(),
+    document_count: z.number().int(),
+    storage_used_bytes: z.number().int(),
+    is_default: z.boolean(),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  })
+  .openapi("Tenant");
+
+const MAX_METADATA_BYTES = 16 * 1024;
+const Metadata = z
+  .record(z.string(), z.unknown())
+  .refine((m) => JSON.stringify(m).length <= MAX_METADATA_BYTES, `metadata must serialize to at most ${MAX_METADATA_BYTES} bytes`);
+
+const tenantFields = {
+  name: z.string().trim().min(1).max(255),
+  external_id: z.string().trim().min(1).max(255).nullable(),
+  external_name: z.string().max(255).nullable(),
+  credits_pool: z.number().min(0).max(1_000_000_000).openapi({ description: "Credits allocated from the organization" }),
+  max_knowledge_bases: z.number().int().min(0).max(1_000_000),
+  max_documents: z.number().int().min(0).max(1_000_000_000),
+  max_storage_gb: z.number().min(0).max(1_000_000),
+  metadata: Metadata,
+};
+
+const CreateTenantBody = z.object({
+  environment_id: z.string().min(1).max(128),
+  name: tenantFields.name,
+  external_id: tenantFields.external_id.optional(),
+  external_name: tenantFields.external_name.optional(),
+  credits_pool: tenantFields.credits_pool.optional(),
+  max_knowledge_bases: tenantFields.max_knowledge_bases.optional(),
+  max_documents: tenantFields.max_documents.optional(),
+  max_storage_gb: tenantFields.max_storage_gb.optional(),
+  metadata: tenantFields.metadata.optional(),
+});
+
+const UpdateTenantBody = z.object({
+  name: tenantFields.name.optional(),
+  external_id: tenantFields.external_id.optional(),
+  external_name: tenantFields.external_name.optional(),
+  credits_pool: tenantFields.credits_pool.optional(),
+  max_knowledge_bases: tenantFields.max_knowledge_bases.optional(),
+  max_documents: tenantFields.max_documents.optional(),
+  max_storage_gb: tenantFields.max_storage_gb.optional(),
+  metadata: tenantFields.metadata.optional(),
+});
+
+const ListQuery = pagingQuery(500, 100).extend({
+  env_id: z
+    .string()
+    .min(1)
+    .max(128)
+    .optional()
+    .openapi({ description: "Required for a user session; an API key defaults to (and must match) its environment" }),
+});
+
+const tags = ["Tenants"];
+
+const list = createRoute({
+  method: "get",
+  path: "/tenants",
+  tags,
+  operationId: "listTenants",
+  summary: "Tenants of an environment, with usage counts",
+  description:
+    "API keys see the tenants of their allowlist (all tenants of their environment when the allowlist is empty " +
+    "or the key has `admin:full`).",
+  security: userOrKey,
+  request: { query: ListQuery },
+  responses: {
+    200: jsonContent(
+      z.object({ tenants: z.array(TenantSchema), total: z.number().int(), limit: z.number().int(), offset: z.number().int() }),
+      "Tenants",
+    ),
+    ...errorResponses,
+  },
+});
+
+const get = createRoute({
+  method: "get",
+  path: "/tenants/{id}",
+  tags,
+  operationId: "getTenant",
+  summary: "Tenant configuration, counts and storage used",
+  security: userOrKey,
+  request: { params: IdParam },
+  responses: { 200: jsonContent(TenantSchema, "The tenant"), ...errorResponses },
+});
+
+const create = createRoute({
+  method: "post",
+  path: "/tenants",
+  tags,
+  operationId: "createTenant",
+  summary: "Create a tenant (owner, billing_admin; keys need tenants:write and no tenant allowlist)",
+  description:
+    "`credits_pool` is allocated from the organization's available credits " +
+    "(400 `insufficient_organization_credits` when it has fewer).",
+  security: userOrKey,
+  request: { body: jsonBody(CreateTenantBody) },
+  responses: { 201: jsonContent(TenantSchema, "The tenant"), ...errorResponses },
+});
+
+const update = createRoute({
+  method: "patch",
+  path: "/tenants/{id}",
+  tags,
+  operationId: "updateTenant",
+  summary: "Update a tenant (owner, billing_admin)",
+  description:
+    "Raising `credits_pool` takes credits from the organization's available credits; it cannot go below `credits_used`.",
+  security: userOrKey,
+  request: { params: IdParam, body: jsonBody(UpdateTenantBody) },
+  responses: { 200: jsonContent(TenantSchema, "The tenant"), ...errorResponses },
+});
+
+const remove = createRoute({
+  method: "delete",
+  path: "/tenants/{id}",
+  tags,
+  operationId: "deleteTenant",
+  summary: "Delete a tenant and everything it owns (irreversible)",
+  description: "Its unused credits return to the organization; used credits stay counted as used.",
+  security: userOrKey,
+  request: { params: IdParam },
+  responses: { 204: noContent, ...errorResponses },
+});
+
+export const tenantRoutes = createRouter()
+  .openapi(list, async (c) => {
+    const caller = requireCaller(c);
+    const q = c.req.valid("query");
+    const db = c.get("db");
+    let envId = q.env_id;
+    if (!envId) {
+      if (caller.type === "user") {
+        throw badRequest("query.env_id: Required for a user session", [
+          { path: "query.env_id", message: "Required for a user session" },
+        ]);
+      }
+      envId = caller.key.environmentId;
+    }
+    const env = await getEnvironment(db, envId);
+    await authorize(c, "tenants:read", environmentScope(env), { what: "Environment", addressedBy: "param" });
+    const { rows, total } = await listTenants(db, envId, visibleTenantIds(caller), q);
+    return c.json({ tenants: rows.map(publicTenant), total, limit: q.limit, offset: q.offset }, 200);
+  })
+  .openapi(get, async (c) => {
+    const tenant = await getTenant(c.get("db"), c.req.valid("param").id);
+    await authorize(c, "tenants:read", tenantScope(tenant), { what: "Tenant" });
+    return c.json(publicTenant(tenant!), 200);
+  })
+  .openapi(create, async (c) => {
+    const caller = requireCaller(c);
+    const body = c.req.valid("json");
+    const db = c.get("db");
+    const env = await getEnvironment(db, body.environment_id);
+    await authorize(c, "tenants:write", environmentScope(env), { what: "Environment", addressedBy: "param" });
+    if (caller.type === "api_key" && !caller.isAdmin && caller.key.tenantIds.length > 0) {
+      throw forbidden("An API key limited to specific tenants cannot create tenants");
+    }
+    const tenant = await createTenant(db, { organizationId: env!.organizationId, environmentId: env!.id }, body);
+    return c.json(publicTenant(tenant), 201);
+  })
+  .openapi(update, async (c) => {
+    const db = c.get("db");
+    const tenant = await getTenant(db, c.req.valid("param").id);
+    await authorize(c, "tenants:write", tenantScope(tenant), { what: "Tenant" });
+    const updated = await updateTenant(db, tenant!, c.req.valid("json"));
+    return c.json(publicTenant(updated), 200);
+  })
+  .openapi(remove, async (c) => {
+    const db = c.get("db");
+    const tenant = await getTenant(db, c.req.valid("param").id);
+    await authorize(c, "tenants:delete", tenantScope(tenant), { what: "Tenant" });
+    await runCleanup("tenant", { db, env: c.env, waitUntil: (p) => c.executionCtx.waitUntil(p) }, tenant!.id);
+    await deleteTenant(db, tenant!);
+    return c.body(null, 204);
+  });

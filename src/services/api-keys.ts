@@ -1,0 +1,158 @@
+import { and, desc, eq, inArray, isNull } from "drizzle-orm";
+import type { KeyCaller } from "../auth/caller";
+import { resolveScope } from "../auth/resources";
+import type { Scope } from "../auth/scopes";
+import type { Database } from "../db/client";
+import { apiKeys, organizations, tenants, type ApiKey, type Environment } from "../db/schema";
+import { randomToken, sha256Hex } from "../lib/crypto";
+import { ApiError, badRequest } from "../lib/errors";
+import { newId } from "../lib/ids";
+import { nowIso } from "../lib/time";
+
+export const KEY_PREFIX = "kbk_";
+const PREFIX_LENGTH = 12; // "kbk_" + 8 characters, enough to recognise a key in a list
+/** last_used_at is written at most once a minute per key. */
+const LAST_USED_GRANULARITY_MS = 60_000;
+
+export function publicApiKey(k: ApiKey) {
+  return {
+    id: k.id,
+    name: k.name,
+    prefix: k.prefix,
+    organization_id: k.organizationId,
+    environment_id: k.environmentId,
+    scopes: k.scopes,
+    tenant_ids: k.tenantIds,
+    knowledge_base_id: k.knowledgeBaseId,
+    expires_at: k.expiresAt,
+    last_used_at: k.lastUsedAt,
+    created_at: k.createdAt,
+  };
+}
+
+export interface CreateKeyInput {
+  name: string;
+  scopes: Scope[];
+  tenant_ids?: string[];
+  knowledge_base_id?: string | null;
+  expires_at?: string | null;
+}
+
+export async function createApiKey(
+  db: Database,
+  env: Environment,
+  input: CreateKeyInput,
+  createdBy: string,
+): Promise<{ key: string; record: ApiKey }> {
+  const tenantIds = [...new Set(input.tenant_ids ?? [])];
+  if (tenantIds.length > 0) {
+    const found = await db
+      .select({ id: tenants.id })
+      .from(tenants)
+      .where(and(eq(tenants.environmentId, env.id), inArray(tenants.id, tenantIds)))
+      .all();
+    const known = new Set(found.map((t) => t.id));
+    const unknown = tenantIds.filter((id) => !known.has(id));
+    if (unknown.length) {
+      throw badRequest(`tenant_ids: not tenants of this environment: ${unknown.join(", ")}`, [
+        { path: "body.tenant_ids", message: `Unknown tenant(s) in this environment: ${unknown.join(", ")}` },
+      ]);
+    }
+  }
+
+  let knowledgeBaseId: string | null = null;
+  if (input.knowledge_base_id) {
+    const kb = await resolveScope(db, "knowledge_base", input.knowledge_base_id);
+    if (!kb || kb.environmentId !== env.id) {
+      throw badRequest("knowledge_base_id: not a knowledge base of this environment", [
+        { path: "body.knowledge_base_id", message: "Not a knowledge base of this environment" },
+      ]);
+    }
+    if (tenantIds.length > 0 && !tenantIds.includes(kb.tenantId!)) {
+      throw badRequest("knowledge_base_id: the knowledge base's tenant is not in tenant_ids", [
+        { path: "body.knowledge_base_id", message: "The knowledge base's tenant is not in tenant_ids" },
+      ]);
+    }
+    knowledgeBaseId = input.knowledge_base_id;
+    // A key restricted to one knowledge base reaches only that knowledge base's tenant.
+    if (tenantIds.length === 0) tenantIds.push(kb.tenantId!);
+  }
+
+  if (input.expires_at && Date.parse(input.expires_at) <= Date.now()) {
+    throw badRequest("expires_at must be in the future", [{ path: "body.expires_at", message: "Must be in the future" }]);
+  }
+
+  const key = KEY_PREFIX + randomToken(32);
+  const record: ApiKey = {
+    id: newId("key"),
+    organizationId: env.organizationId,
+    environmentId: env.id,
+    name: input.name,
+    prefix: key.slice(0, PREFIX_LENGTH),
+    keyHash: await sha256Hex(key),
+    scopes: [...new Set(input.scopes)],
+    tenantIds,
+    knowledgeBaseId,
+    expiresAt: input.expires_at ? new Date(input.expires_at).toISOString() : null,
+    revokedAt: null,
+    lastUsedAt: null,
+    createdBy,
+    createdAt: nowIso(),
+  };
+  await db.insert(apiKeys).values(record);
+  return { key, record };
+}
+
+export async function listApiKeys(db: Database, environmentId: string): Promise<ApiKey[]> {
+  return db
+    .select()
+    .from(apiKeys)
+    .where(and(eq(apiKeys.environmentId, environmentId), isNull(apiKeys.revokedAt)))
+    .orderBy(desc(apiKeys.createdAt))
+    .all();
+}
+
+export async function getApiKey(db: Database, id: string): Promise<ApiKey | undefined> {
+  return db.select().from(apiKeys).where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt))).get();
+}
+
+export async function revokeApiKey(db: Database, id: string): Promise<void> {
+  await db.update(apiKeys).set({ revokedAt: nowIso() }).where(eq(apiKeys.id, id));
+}
+
+/**
+ * Resolves a bearer token. Unknown, revoked and expired keys all answer 401;
+ * revocation takes effect on the very next request because nothing is cached.
+ */
+export async function resolveApiKey(
+  db: Database,
+  token: string,
+): Promise<{ caller: KeyCaller; touch: Promise<unknown> | null }> {
+  if (!token.startsWith(KEY_PREFIX) || token.length > 200) throw new ApiError("unauthorized", "Invalid API key");
+  const row = await db
+    .select({ key: apiKeys, status: organizations.status })
+    .from(apiKeys)
+    .innerJoin(organizations, eq(organizations.id, apiKeys.organizationId))
+    .where(eq(apiKeys.keyHash, await sha256Hex(token)))
+    .get();
+  if (!row) throw new ApiError("unauthorized", "Invalid API key");
+  if (row.key.revokedAt) throw new ApiError("unauthorized", "This API key has been revoked");
+  if (row.key.expiresAt && Date.parse(row.key.expiresAt) <= Date.now()) {
+    throw new ApiError("unauthorized", "This API key has expired");
+  }
+  const scopes = new Set(row.key.scopes as Scope[]);
+  const caller: KeyCaller = {
+    type: "api_key",
+    key: row.key,
+    scopes,
+    isAdmin: scopes.has("admin:full"),
+    organizationStatus: row.status,
+  };
+  let touch: Promise<unknown> | null = null;
+  if (!row.key.lastUsedAt || Date.now() - Date.parse(row.key.lastUsedAt) > LAST_USED_GRANULARITY_MS) {
+    const now = nowIso();
+    row.key.lastUsedAt = now;
+    touch = db.update(apiKeys).set({ lastUsedAt: now }).where(eq(apiKeys.id, row.key.id)).run();
+  }
+  return { caller, touch };
+}

@@ -1,0 +1,25 @@
+import type { Env } from "../env";
+
+export interface EmailMessage {
+  to: string;
+  subject: string;
+  text: string;
+}
+
+/**
+ * Outgoing email is pluggable. With EMAIL_WEBHOOK_URL set, messages are POSTed
+ * there as JSON (point it at your mail relay); otherwise they are logged, which
+ * is what development and tests use.
+ */
+export async function sendEmail(env: Env, msg: EmailMessage): Promise<void> {
+  if (env.EMAIL_WEBHOOK_URL) {
+    const res = await fetch(env.EMAIL_WEBHOOK_URL, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(msg),
+    });
+    if (!res.ok) console.error(`email webhook answered ${res.status} for ${msg.to}`);
+    return;
+  }
+  console.log(`[email] to=${msg.to} subject=${JSON.stringify(msg.subject)}\n${msg.text}`);
+}

@@ -1,0 +1,26 @@
+import type { Database } from "../db/client";
+import type { Env } from "../env";
+import { purgeExpiredSessions } from "./identity/sessions";
+import { purgeThrottleEvents } from "./identity/throttle";
+import { expireInvitations } from "./organizations";
+
+type Task = (db: Database, env: Env, at: Date) => Promise<void>;
+
+/** Periodic work run by the Cron Trigger; capabilities add their tasks here. */
+const tasks: Array<[string, Task]> = [
+  ["expire invitations", (db) => expireInvitations(db)],
+  ["purge expired sessions", (db) => purgeExpiredSessions(db)],
+  ["purge throttle records", (db) => purgeThrottleEvents(db)],
+];
+
+export function registerHousekeeping(name: string, task: Task) {
+  tasks.push([name, task]);
+}
+
+export async function runHousekeeping(db: Database, env: Env, at: Date): Promise<void> {
+  // Each task runs even if another fails; failures are logged for the operator.
+  const results = await Promise.allSettled(tasks.map(([, task]) => task(db, env, at)));
+  results.forEach((r, i) => {
+    if (r.status === "rejected") console.error(`housekeeping task '${tasks[i][0]}' failed:`, r.reason);
+  });
+}

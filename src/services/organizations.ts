@@ -1,0 +1,362 @@
+import { and, asc, eq, gt, sql } from "drizzle-orm";
+import type { Database } from "../db/client";
+import {
+  environments,
+  invitations,
+  organizationMembers,
+  organizations,
+  tenants,
+  users,
+  type Invitation,
+  type Membership,
+  type Organization,
+  type Role,
+  type User,
+} from "../db/schema";
+import { toMicro } from "../lib/credits";
+import { conflict, forbidden, notFound } from "../lib/errors";
+import { newId } from "../lib/ids";
+import { DAY_MS, isoIn, nowIso } from "../lib/time";
+
+export const INVITATION_TTL_MS = 7 * DAY_MS;
+
+export function publicOrganization(o: Organization, role?: Role) {
+  return {
+    id: o.id,
+    name: o.name,
+    slug: o.slug,
+    type: o.type,
+    status: o.status,
+    ...(role ? { role } : {}),
+    created_at: o.createdAt,
+    updated_at: o.updatedAt,
+  };
+}
+
+export function invitationStatus(inv: Invitation): Invitation["status"] {
+  return inv.status === "pending" && Date.parse(inv.expiresAt) <= Date.now() ? "expired" : inv.status;
+}
+
+export function publicInvitation(inv: Invitation, org?: Organization) {
+  return {
+    id: inv.id,
+    organization_id: inv.organizationId,
+    ...(org ? { organization_name: org.name } : {}),
+    email: inv.email,
+    role: inv.role,
+    status: invitationStatus(inv),
+    expires_at: inv.expiresAt,
+    created_at: inv.createdAt,
+  };
+}
+
+const isUniqueViolation = (e: unknown) => String((e as Error)?.message ?? e).includes("UNIQUE");
+
+export async function createOrganization(
+  db: Database,
+  user: User,
+  input: { name: string; slug: string; type: Organization["type"] },
+  credits: { starting: number; tenant: number },
+): Promise<{ organization: Organization; environmentId: string; tenantId: string }> {
+  const now = nowIso();
+  const org: Organization = {
+    id: newId("org"),
+    name: input.name,
+    slug: input.slug,
+    type: input.type,
+    status: "active",
+    creditsTotal: toMicro(Math.max(0, credits.starting)),
+    creditsRetired: 0,
+    createdBy: user.id,
+    createdAt: now,
+    updatedAt: now,
+  };
+  const environmentId = newId("env");
+  const tenantId = newId("ten");
+  // The default tenant's allocation can never exceed the organization's pool.
+  const tenantCredits = Math.min(org.creditsTotal, toMicro(Math.max(0, credits.tenant)));
+  try {
+    // One batch = one transaction: the organization never exists half-provisioned.
+    await db.batch([
+      db.insert(organizations).values(org),
+      db.insert(organizationMembers).values({
+        id: newId("mem"),
+        organizationId: org.id,
+        userId: user.id,
+        role: "owner",
+        createdAt: now,
+        updatedAt: now,
+      }),
+      db.insert(environments).values({
+        id: environmentId,
+        organizationId: org.id,
+        name: "default",
+        isDefault: true,
+        createdAt: now,
+        updatedAt: now,
+      }),
+      db.insert(tenants).values({
+        id: tenantId,
+        organizationId: org.id,
+        environmentId,
+        name: "default",
+        creditsPool: tenantCredits,
+        isDefault: true,
+        metadata: {},
+        createdAt: now,
+        updatedAt: now,
+      }),
+    ]);
+  } catch (e) {
+    if (isUniqueViolation(e)) throw conflict("slug_taken", `The slug '${input.slug}' is already taken`);
+    throw e;
+  }
+  return { organization: org, environmentId, tenantId };
+}
+
+export async function listOrganizationsForUser(db: Database, userId: string) {
+  return db
+    .select({ organization: organizations, role: organizationMembers.role })
+    .from(organizationMembers)
+    .innerJoin(organizations, eq(organizations.id, organizationMembers.organizationId))
+    .where(eq(organizationMembers.userId, userId))
+    .orderBy(asc(organizations.createdAt))
+    .all();
+}
+
+export async function getOrganization(db: Database, id: string): Promise<Organization | undefined> {
+  return db.select().from(organizations).where(eq(organizations.id, id)).get();
+}
+
+export async function updateOrganization(
+  db: Database,
+  id: string,
+  patch: { name?: string; status?: Organization["status"] },
+): Promise<Organization> {
+  const set: Partial<Organization> = { updatedAt: nowIso() };
+  if (patch.name !== undefined) set.name = patch.name;
+  if (patch.status !== undefined) set.status = patch.status;
+  const row = await db.update(organizations).set(set).where(eq(organizations.id, id)).returning().get();
+  if (!row) throw notFound("Organization");
+  return row;
+}
+
+export async function deleteOrganization(db: Database, id: string): Promise<void> {
+  await db.delete(organizations).where(eq(organizations.id, id));
+}
+
+// ---- Members and invitations -----------------------------------------------
+
+export async function listMembers(db: Database, organizationId: string) {
+  const members = await db
+    .select({
+      member_id: organizationMembers.id,
+      user_id: users.id,
+      email: users.email,
+      name: users.name,
+      role: organizationMembers.role,
+      joined_at: organizationMembers.createdAt,
+    })
+    .from(organizationMembers)
+    .innerJoin(users, eq(users.id, organizationMembers.userId))
+    .where(eq(organizationMembers.organizationId, organizationId))
+    .orderBy(asc(organizationMembers.createdAt))
+    .all();
+  const pending = await db
+    .select()
+    .from(invitations)
+    .where(
+      and(
+        eq(invitations.organizationId, organizationId),
+        eq(invitations.status, "pending"),
+        gt(invitations.expiresAt, nowIso()),
+      ),
+    )
+    .orderBy(asc(invitations.createdAt))
+    .all();
+  return { members, invitations: pending.map((i) => publicInvitation(i)) };
+}
+
+export async function inviteMember(
+  db: Database,
+  organizationId: string,
+  input: { email: string; role: Invitation["role"] },
+  invitedBy: string,
+): Promise<Invitation> {
+  const email = input.email.trim().toLowerCase();
+  const member = await db
+    .select({ id: organizationMembers.id })
+    .from(organizationMembers)
+    .innerJoin(users, eq(users.id, organizationMembers.userId))
+    .where(and(eq(organizationMembers.organizationId, organizationId), eq(users.email, email)))
+    .get();
+  if (member) throw conflict("already_member", `${email} is already a member of this organization`);
+  const open = await db
+    .select({ id: invitations.id })
+    .from(invitations)
+    .where(
+      and(
+        eq(invitations.organizationId, organizationId),
+        eq(invitations.email, email),
+        eq(invitations.status, "pending"),
+        gt(invitations.expiresAt, nowIso()),
+      ),
+    )
+    .get();
+  if (open) throw conflict("invitation_pending", `${email} already has a pending invitation (${open.id})`);
+  const now = nowIso();
+  const inv: Invitation = {
+    id: newId("inv"),
+    organizationId,
+    email,
+    role: input.role,
+    status: "pending",
+    invitedBy,
+    acceptedBy: null,
+    expiresAt: isoIn(INVITATION_TTL_MS),
+    createdAt: now,
+    updatedAt: now,
+  };
+  await db.insert(invitations).values(inv);
+  return inv;
+}
+
+export async function findMember(db: Database, organizationId: string, memberOrUserId: string) {
+  // Accept either the membership id (mem_...) or the user id (usr_...).
+  const column = memberOrUserId.startsWith("usr_") ? organizationMembers.userId : organizationMembers.id;
+  return db
+    .select()
+    .from(organizationMembers)
+    .where(and(eq(organizationMembers.organizationId, organizationId), eq(column, memberOrUserId)))
+    .get();
+}
+
+export async function memberView(db: Database, member: Membership) {
+  const u = await db.select({ email: users.email, name: users.name }).from(users).where(eq(users.id, member.userId)).get();
+  return {
+    member_id: member.id,
+    user_id: member.userId,
+    email: u?.email ?? "",
+    name: u?.name ?? null,
+    role: member.role,
+    joined_at: member.createdAt,
+  };
+}
+
+/** Owners remaining if this membership stopped being an owner. */
+const otherOwnersExist = (organizationId: string, membershipId: string) => sql`(
+  SELECT COUNT(*) FROM organization_members
+  WHERE organization_id = ${organizationId} AND role = 'owner' AND id != ${membershipId}
+) > 0`;
+
+export async function changeRole(db: Database, organizationId: string, userId: string, role: Role) {
+  const member = await findMember(db, organizationId, userId);
+  if (!member) throw notFound("Member");
+  if (member.role === role) return member;
+  // Single statement: demoting the last owner is impossible even under concurrency.
+  const updated = await db
+    .update(organizationMembers)
+    .set({ role, updatedAt: nowIso() })
+    .where(
+      and(
+        eq(organizationMembers.id, member.id),
+        sql`(${organizationMembers.role} != 'owner' OR ${otherOwnersExist(organizationId, member.id)})`,
+      ),
+    )
+    .returning()
+    .get();
+  if (!updated) throw conflict("last_owner", "An organization must keep at least one owner");
+  return updated;
+}
+
+export async function removeMember(db: Database, organizationId: string, memberOrUserId: string) {
+  const member = await findMember(db, organizationId, memberOrUserId);
+  if (!member) throw notFound("Member");
+  const removed = await db
+    .delete(organizationMembers)
+    .where(
+      and(
+        eq(organizationMembers.id, member.id),
+        sql`(${organizationMembers.role} != 'owner' OR ${otherOwnersExist(organizationId, member.id)})`,
+      ),
+    )
+    .returning({ id: organizationMembers.id })
+    .get();
+  if (!removed) throw conflict("last_owner", "An organization must keep at least one owner");
+}
+
+function refuseUnlessPending(inv: Invitation) {
+  const status = invitationStatus(inv);
+  if (status === "expired") throw conflict("invitation_expired", "This invitation has expired");
+  if (status === "revoked") throw conflict("invitation_revoked", "This invitation has been revoked");
+  if (status === "accepted") throw conflict("invitation_accepted", "This invitation has already been accepted");
+}
+
+export async function revokeInvitation(db: Database, organizationId: string, invitationId: string) {
+  const inv = await db
+    .select()
+    .from(invitations)
+    .where(and(eq(invitations.id, invitationId), eq(invitations.organizationId, organizationId)))
+    .get();
+  if (!inv) throw notFound("Invitation");
+  refuseUnlessPending(inv);
+  await db
+    .update(invitations)
+    .set({ status: "revoked", updatedAt: nowIso() })
+    .where(and(eq(invitations.id, inv.id), eq(invitations.status, "pending")));
+}
+
+export async function listInvitationsForEmail(db: Database, email: string) {
+  return db
+    .select({ invitation: invitations, organization: organizations })
+    .from(invitations)
+    .innerJoin(organizations, eq(organizations.id, invitations.organizationId))
+    .where(and(eq(invitations.email, email), eq(invitations.status, "pending"), gt(invitations.expiresAt, nowIso())))
+    .orderBy(asc(invitations.createdAt))
+    .all();
+}
+
+export async function acceptInvitation(db: Database, user: User, invitationId: string) {
+  const row = await db
+    .select({ invitation: invitations, organization: organizations })
+    .from(invitations)
+    .innerJoin(organizations, eq(organizations.id, invitations.organizationId))
+    .where(eq(invitations.id, invitationId))
+    .get();
+  // Invitations for someone else are not revealed to non-invitees beyond "not yours".
+  if (!row) throw notFound("Invitation");
+  const { invitation: inv, organization: org } = row;
+  if (inv.email !== user.email) throw forbidden("This invitation was sent to a different email address");
+  refuseUnlessPending(inv);
+  const existing = await findMember(db, org.id, user.id);
+  if (existing) throw conflict("already_member", "You are already a member of this organization");
+  const now = nowIso();
+  const memberId = newId("mem");
+  try {
+    const [claimed] = await db.batch([
+      db
+        .update(invitations)
+        .set({ status: "accepted", acceptedBy: user.id, updatedAt: now })
+        .where(and(eq(invitations.id, inv.id), eq(invitations.status, "pending"), gt(invitations.expiresAt, now)))
+        .returning({ id: invitations.id }),
+      // Inserted only if this request claimed the invitation (changes() of the statement above).
+      db.run(sql`INSERT INTO organization_members (id, organization_id, user_id, role, created_at, updated_at)
+        SELECT ${memberId}, ${org.id}, ${user.id}, ${inv.role}, ${now}, ${now} WHERE changes() = 1`),
+    ]);
+    if (claimed.length === 0) throw conflict("invitation_accepted", "This invitation is no longer pending");
+  } catch (e) {
+    if (isUniqueViolation(e)) throw conflict("already_member", "You are already a member of this organization");
+    throw e;
+  }
+  return { organization: org, role: inv.role as Role, memberId };
+}
+
+/** Cron housekeeping: mark pending invitations past their expiry. */
+export async function expireInvitations(db: Database): Promise<void> {
+  const now = nowIso();
+  await db
+    .update(invitations)
+    .set({ status: "expired", updatedAt: now })
+    .where(and(eq(invitations.status, "pending"), sql`${invitations.expiresAt} <= ${now}`));
+}
+

@@ -1,0 +1,14 @@
+import type { Caller } from "./auth/caller";
+import type { Database } from "./db/client";
+import type { Env } from "./env";
+
+/** Hono environment of every router: bindings plus per-request variables. */
+export type AppEnv = {
+  Bindings: Env;
+  Variables: {
+    requestId: string;
+    db: Database;
+    /** Resolved by the authentication middleware; null for anonymous requests. */
+    caller: Caller | null;
+  };
+};

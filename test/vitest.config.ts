@@ -1,0 +1,33 @@
+import path from "node:path";
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
+import { defineConfig } from "vitest/config";
+
+const root = path.join(import.meta.dirname, "..");
+
+export default defineConfig(async () => {
+  const migrations = await readD1Migrations(path.join(root, "migrations"));
+  return {
+    plugins: [
+      cloudflareTest({
+        wrangler: { configPath: path.join(root, "wrangler.toml") },
+        miniflare: {
+          bindings: {
+            TEST_MIGRATIONS: migrations,
+            ENVIRONMENT: "test",
+            // Same code path as production with fewer PBKDF2 rounds, to keep the suite fast.
+            PASSWORD_ITERATIONS: "1000",
+            // Tests sign up many users from one address; the throttle has its own test.
+            SIGNUP_THROTTLE_MAX: "0",
+          },
+        },
+      }),
+    ],
+    test: {
+      root,
+      include: ["test/**/*.test.ts"],
+      setupFiles: ["test/setup.ts"],
+      testTimeout: 30_000,
+      hookTimeout: 30_000,
+    },
+  };
+});
