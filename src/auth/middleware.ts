@@ -8,6 +8,22 @@ import type { AppEnv } from "../types";
 
 const UNSAFE = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
+/**
+ * Paths (relative to /api/v1) that work without credentials. On every other
+ * route an anonymous caller gets 401 even when the request is also malformed
+ * (see createRouter's validation hook).
+ */
+const publicPaths: RegExp[] = [/^\/auth\/(signup|login)$/];
+
+export function registerPublicPath(pattern: RegExp) {
+  publicPaths.push(pattern);
+}
+
+export function isPublicPath(c: Context<AppEnv>): boolean {
+  const path = c.req.path.replace(/^\/api\/v1/, "");
+  return publicPaths.some((re) => re.test(path));
+}
+
 export function setSessionCookie(c: Context<AppEnv>, token: string) {
   setCookie(c, SESSION_COOKIE, token, {
     path: "/",
@@ -49,11 +65,9 @@ export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
       if (UNSAFE.has(c.req.method)) assertTrustedOrigin(c);
       c.set("caller", { type: "user", user: session.user, sessionId: session.sessionId });
       if (session.refreshedExpiresAt) setSessionCookie(c, token);
-    } else {
-      clearSessionCookie(c);
-      c.set("caller", null);
+      return next();
     }
-    return next();
+    clearSessionCookie(c);
   }
 
   c.set("caller", null);

@@ -2,7 +2,8 @@ import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { AppEnv } from "../types";
-import { ApiError, type ErrorDetail } from "./errors";
+import { isPublicPath } from "../auth/middleware";
+import { ApiError, unauthorized, type ErrorDetail } from "./errors";
 
 function render(
   c: Context<AppEnv>,
@@ -31,6 +32,10 @@ export const onError: ErrorHandler<AppEnv> = (err, c) => {
     return render(c, err.status as ContentfulStatusCode, err.code, err.message, err.details, err.headers);
   }
   if (err instanceof HTTPException) {
+    if (err.status < 500 && !c.get("caller") && !isPublicPath(c) && new URL(c.req.url).pathname.startsWith("/api/")) {
+      const e = unauthorized();
+      return render(c, 401, e.code, e.message);
+    }
     if (err.status === 415 || (err.status === 400 && /json|content-type/i.test(err.message))) {
       const message =
         err.status === 415

@@ -65,7 +65,9 @@ export class ApiError extends HTTPException {
 
 export const badRequest = (message: string, details?: ErrorDetail[]) =>
   new ApiError("invalid_request", message, { details });
-export const unauthorized = (message = "Authentication required") => new ApiError("unauthorized", message);
+export const unauthorized = (
+  message = "Authentication required: send an API key (Authorization: Bearer ...) or sign in",
+) => new ApiError("unauthorized", message);
 export const forbidden = (message = "You do not have permission to do this") => new ApiError("forbidden", message);
 export const notFound = (what = "Resource") => new ApiError("not_found", `${what} not found`);
 export const conflict = (code: string, message: string) => new ApiError(code, message, { status: 409 });

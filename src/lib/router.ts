@@ -1,7 +1,8 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { ZodError } from "zod";
 import type { AppEnv } from "../types";
-import { ApiError, type ErrorDetail } from "./errors";
+import { isPublicPath } from "../auth/middleware";
+import { ApiError, unauthorized, type ErrorDetail } from "./errors";
 
 const TARGET_NAMES: Record<string, string> = {
   json: "body",
@@ -26,8 +27,11 @@ export function zodDetails(error: ZodError, target: string): ErrorDetail[] {
  */
 export function createRouter() {
   return new OpenAPIHono<AppEnv>({
-    defaultHook: (result) => {
+    defaultHook: (result, c) => {
       if (!result.success) {
+        // Credentials are checked before input: anonymous callers of a
+        // non-public route learn only that it needs credentials.
+        if (!c.get("caller") && !isPublicPath(c)) throw unauthorized();
         const details = zodDetails(result.error as ZodError, result.target);
         const summary = details
           .slice(0, 3)

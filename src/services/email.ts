@@ -21,5 +21,5 @@ export async function sendEmail(env: Env, msg: EmailMessage): Promise<void> {
     if (!res.ok) console.error(`email webhook answered ${res.status} for ${msg.to}`);
     return;
   }
-  console.log(`[email] to=${msg.to} subject=${JSON.stringify(msg.subject)}\n${msg.text}`);
+  console.log(`[email] to=${msg.to} subject=${JSON.stringify(msg.subject)} body=${JSON.stringify(msg.text)}`);
 }

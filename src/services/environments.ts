@@ -1,3 +1,4 @@
+import { isUniqueViolation } from "../db/errors";
 import { and, asc, eq, sql } from "drizzle-orm";
 import type { ResourceScope } from "../auth/resources";
 import type { Database } from "../db/client";
@@ -42,7 +43,7 @@ export async function createEnvironment(db: Database, organizationId: string, na
   try {
     await db.insert(environments).values(env);
   } catch (e) {
-    if (String(e).includes("UNIQUE")) throw duplicateName(name);
+    if (isUniqueViolation(e)) throw duplicateName(name);
     throw e;
   }
   return env;
@@ -59,7 +60,7 @@ export async function renameEnvironment(db: Database, id: string, name: string):
     if (!row) throw notFound("Environment");
     return row;
   } catch (e) {
-    if (String(e).includes("UNIQUE")) throw duplicateName(name);
+    if (isUniqueViolation(e)) throw duplicateName(name);
     throw e;
   }
 }

@@ -1,3 +1,4 @@
+import { isUniqueViolation } from "../db/errors";
 import { and, asc, eq, gt, sql } from "drizzle-orm";
 import type { Database } from "../db/client";
 import {
@@ -49,8 +50,6 @@ export function publicInvitation(inv: Invitation, org?: Organization) {
     created_at: inv.createdAt,
   };
 }
-
-const isUniqueViolation = (e: unknown) => String((e as Error)?.message ?? e).includes("UNIQUE");
 
 export async function createOrganization(
   db: Database,
@@ -333,17 +332,24 @@ export async function acceptInvitation(db: Database, user: User, invitationId: s
   const now = nowIso();
   const memberId = newId("mem");
   try {
-    const [claimed] = await db.batch([
-      db
-        .update(invitations)
-        .set({ status: "accepted", acceptedBy: user.id, updatedAt: now })
-        .where(and(eq(invitations.id, inv.id), eq(invitations.status, "pending"), gt(invitations.expiresAt, now)))
-        .returning({ id: invitations.id }),
-      // Inserted only if this request claimed the invitation (changes() of the statement above).
-      db.run(sql`INSERT INTO organization_members (id, organization_id, user_id, role, created_at, updated_at)
-        SELECT ${memberId}, ${org.id}, ${user.id}, ${inv.role}, ${now}, ${now} WHERE changes() = 1`),
+    // One transaction: claim the invitation, and insert the membership only if
+    // this request was the one that claimed it (changes() of the UPDATE).
+    const d1 = db.$client;
+    const [claimed] = await d1.batch([
+      d1
+        .prepare(
+          "UPDATE invitations SET status = 'accepted', accepted_by = ?1, updated_at = ?2 " +
+            "WHERE id = ?3 AND status = 'pending' AND expires_at > ?2",
+        )
+        .bind(user.id, now, inv.id),
+      d1
+        .prepare(
+          "INSERT INTO organization_members (id, organization_id, user_id, role, created_at, updated_at) " +
+            "SELECT ?1, ?2, ?3, ?4, ?5, ?5 WHERE changes() = 1",
+        )
+        .bind(memberId, org.id, user.id, inv.role, now),
     ]);
-    if (claimed.length === 0) throw conflict("invitation_accepted", "This invitation is no longer pending");
+    if (!claimed.meta.changes) throw conflict("invitation_accepted", "This invitation is no longer pending");
   } catch (e) {
     if (isUniqueViolation(e)) throw conflict("already_member", "You are already a member of this organization");
     throw e;

@@ -1,3 +1,4 @@
+import { isUniqueViolation } from "../db/errors";
 import { and, asc, count, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { ResourceScope } from "../auth/resources";
 import type { Database } from "../db/client";
@@ -114,7 +115,7 @@ export async function createTenant(
       WHERE ${pool} = 0 OR ${pool} <= ${orgAvailableMicro(scope.organizationId)}`);
     if (!res.meta.changes) throw insufficientOrganizationCredits();
   } catch (e) {
-    if (String(e).includes("UNIQUE") && t.externalId) throw externalIdTaken(t.externalId);
+    if (isUniqueViolation(e) && t.externalId) throw externalIdTaken(t.externalId);
     throw e;
   }
   return t;
@@ -144,7 +145,7 @@ export async function updateTenant(db: Database, tenant: Tenant, input: TenantIn
   try {
     row = await db.update(tenants).set(set).where(and(...conditions)).returning().get();
   } catch (e) {
-    if (String(e).includes("UNIQUE") && input.external_id) throw externalIdTaken(input.external_id);
+    if (isUniqueViolation(e) && input.external_id) throw externalIdTaken(input.external_id);
     throw e;
   }
   if (row) return row;

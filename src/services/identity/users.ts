@@ -1,3 +1,4 @@
+import { isUniqueViolation } from "../../db/errors";
 import { eq } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { users, type User } from "../../db/schema";
@@ -36,7 +37,7 @@ export async function createUser(
     await db.insert(users).values(user);
   } catch (e) {
     // Two signups racing for one email: the unique index decides.
-    if (String(e).includes("UNIQUE")) throw conflict("email_taken", "An account with this email already exists");
+    if (isUniqueViolation(e)) throw conflict("email_taken", "An account with this email already exists");
     throw e;
   }
   return user;
