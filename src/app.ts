@@ -9,6 +9,7 @@ import { swaggerAsset, swaggerPage } from "./lib/swagger";
 import { authRoutes } from "./routes/auth";
 import { creditRoutes } from "./routes/billing/credits";
 import { environmentRoutes } from "./routes/environments";
+import { knowledgeBaseRoutes } from "./routes/knowledge-bases";
 import { memberRoutes } from "./routes/organizations/members";
 import { organizationRoutes } from "./routes/organizations/organizations";
 import { tenantRoutes } from "./routes/tenants";
@@ -26,6 +27,7 @@ function createApi() {
   api.route("/", environmentRoutes);
   api.route("/", tenantRoutes);
   api.route("/", creditRoutes);
+  api.route("/", knowledgeBaseRoutes);
   return api;
 }
 

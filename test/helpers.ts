@@ -157,3 +157,9 @@ export async function createEnvironment(org: TestOrg, name = unique("env")) {
   expectStatus(r, 201);
   return r.body as { id: string; name: string };
 }
+
+export async function createKb(org: TestOrg, body: Record<string, unknown> = {}, auth: Auth = { cookie: org.owner.cookie }) {
+  const r = await call("/knowledge-bases", { ...auth, body: { tenant_id: org.tenantId, name: unique("kb"), ...body } });
+  expectStatus(r, 201);
+  return r.body as { id: string; tenant_id: string; [k: string]: any };
+}

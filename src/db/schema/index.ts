@@ -1,3 +1,4 @@
 // One file per area; later capabilities add theirs here.
 export * from "./identity";
 export * from "./organizations";
+export * from "./knowledge-bases";

@@ -1,0 +1,32 @@
+import { integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { environments, organizations, tenants } from "./organizations";
+
+export const KB_STATUSES = ["active", "inactive"] as const;
+export const KB_MEMORY_MODES = ["disabled", "subject", "kb_restricted"] as const;
+
+export const knowledgeBases = sqliteTable("knowledge_bases", {
+  id: text("id").primaryKey(),
+  organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
+  environmentId: text("environment_id").notNull().references(() => environments.id, { onDelete: "cascade" }),
+  tenantId: text("tenant_id").notNull().references(() => tenants.id, { onDelete: "cascade" }),
+  name: text("name").notNull(),
+  description: text("description"),
+  status: text("status", { enum: KB_STATUSES }).notNull().default("active"),
+  kbMemoryMode: text("kb_memory_mode", { enum: KB_MEMORY_MODES }).notNull().default("disabled"),
+  inboundDelegationEnabled: integer("inbound_delegation_enabled", { mode: "boolean" }).notNull().default(false),
+  persona: text("persona"),
+  instructions: text("instructions"),
+  customPrompt: text("custom_prompt"),
+  mainCustomPrompt: text("main_custom_prompt"),
+  sqlCustomPrompt: text("sql_custom_prompt"),
+  sqlAgentInstructions: text("sql_agent_instructions"),
+  sqlAnsweringInstructions: text("sql_answering_instructions"),
+  chartInstructions: text("chart_instructions"),
+  embeddingModel: text("embedding_model"),
+  embeddingDimensions: integer("embedding_dimensions"),
+  createdBy: text("created_by"),
+  createdAt: text("created_at").notNull(),
+  updatedAt: text("updated_at").notNull(),
+});
+
+export type KnowledgeBase = typeof knowledgeBases.$inferSelect;

@@ -1,0 +1,143 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { authorize, requireCaller } from "../../auth/authorize";
+import { forbidden } from "../../lib/errors";
+import { errorResponses, IdParam, jsonBody, jsonContent, noContent, pagingQuery, userOrKey } from "../../lib/openapi";
+import { createRouter } from "../../lib/router";
+import { runCleanup } from "../../services/cleanup";
+import {
+  createKnowledgeBase,
+  deleteKnowledgeBase,
+  getKnowledgeBase,
+  knowledgeBaseScope,
+  listKnowledgeBases,
+  promptOf,
+  publicKnowledgeBase,
+  updateKnowledgeBase,
+} from "../../services/knowledge-bases";
+import { getTenant, tenantScope } from "../../services/tenants";
+import { CreateKnowledgeBaseBody, KnowledgeBaseSchema, PromptSchema, UpdateKnowledgeBaseBody } from "./schemas";
+
+const tags = ["Knowledge bases"];
+
+const list = createRoute({
+  method: "get",
+  path: "/knowledge-bases",
+  tags,
+  operationId: "listKnowledgeBases",
+  summary: "Knowledge bases of a tenant",
+  security: userOrKey,
+  request: { query: pagingQuery(200, 100).extend({ tenant_id: z.string().min(1).max(128) }) },
+  responses: {
+    200: jsonContent(
+      z.object({ knowledge_bases: z.array(KnowledgeBaseSchema), total: z.number().int(), limit: z.number().int(), offset: z.number().int() }),
+      "Knowledge bases",
+    ),
+    ...errorResponses,
+  },
+});
+
+const get = createRoute({
+  method: "get",
+  path: "/knowledge-bases/{id}",
+  tags,
+  operationId: "getKnowledgeBase",
+  summary: "One knowledge base",
+  security: userOrKey,
+  request: { params: IdParam },
+  responses: { 200: jsonContent(KnowledgeBaseSchema, "The knowledge base"), ...errorResponses },
+});
+
+const getPrompt = createRoute({
+  method: "get",
+  path: "/knowledge-bases/{id}/prompt",
+  tags,
+  operationId: "getKnowledgeBasePrompt",
+  summary: "The knowledge base's prompt fields",
+  security: userOrKey,
+  request: { params: IdParam },
+  responses: { 200: jsonContent(PromptSchema, "Prompt fields"), ...errorResponses },
+});
+
+const create = createRoute({
+  method: "post",
+  path: "/knowledge-bases",
+  tags,
+  operationId: "createKnowledgeBase",
+  summary: "Create a knowledge base (subject to the tenant's knowledge base quota)",
+  security: userOrKey,
+  request: { body: jsonBody(CreateKnowledgeBaseBody) },
+  responses: { 201: jsonContent(KnowledgeBaseSchema, "The knowledge base"), ...errorResponses },
+});
+
+const update = createRoute({
+  method: "patch",
+  path: "/knowledge-bases/{id}",
+  tags,
+  operationId: "updateKnowledgeBase",
+  summary: "Change only the fields sent; null clears a prompt field or the description",
+  security: userOrKey,
+  request: { params: IdParam, body: jsonBody(UpdateKnowledgeBaseBody) },
+  responses: { 200: jsonContent(KnowledgeBaseSchema, "The knowledge base"), ...errorResponses },
+});
+
+const remove = createRoute({
+  method: "delete",
+  path: "/knowledge-bases/{id}",
+  tags,
+  operationId: "deleteKnowledgeBase",
+  summary: "Delete a knowledge base with its documents, stored files, chunks and vectors (irreversible)",
+  security: userOrKey,
+  request: { params: IdParam },
+  responses: { 204: noContent, ...errorResponses },
+});
+
+export const knowledgeBaseRoutes = createRouter()
+  .openapi(list, async (c) => {
+    const caller = requireCaller(c);
+    const q = c.req.valid("query");
+    const db = c.get("db");
+    const tenant = await getTenant(db, q.tenant_id);
+    await authorize(c, "documents:read", tenantScope(tenant), { what: "Tenant", addressedBy: "param" });
+    // A key restricted to one knowledge base sees only that one.
+    const onlyId = caller.type === "api_key" ? caller.key.knowledgeBaseId : null;
+    const { rows, total } = await listKnowledgeBases(db, tenant!.id, { onlyId, limit: q.limit, offset: q.offset });
+    return c.json({ knowledge_bases: rows.map(publicKnowledgeBase), total, limit: q.limit, offset: q.offset }, 200);
+  })
+  .openapi(get, async (c) => {
+    const kb = await getKnowledgeBase(c.get("db"), c.req.valid("param").id);
+    await authorize(c, "documents:read", knowledgeBaseScope(kb), { what: "Knowledge base" });
+    return c.json(publicKnowledgeBase(kb!), 200);
+  })
+  .openapi(getPrompt, async (c) => {
+    const kb = await getKnowledgeBase(c.get("db"), c.req.valid("param").id);
+    await authorize(c, "documents:read", knowledgeBaseScope(kb), { what: "Knowledge base" });
+    return c.json(promptOf(kb!), 200);
+  })
+  .openapi(create, async (c) => {
+    const caller = requireCaller(c);
+    const body = c.req.valid("json");
+    const db = c.get("db");
+    const tenant = await getTenant(db, body.tenant_id);
+    await authorize(c, "documents:write", tenantScope(tenant), { what: "Tenant", addressedBy: "param" });
+    if (caller.type === "api_key" && caller.key.knowledgeBaseId) {
+      // A key restricted to one knowledge base touches only that one.
+      throw forbidden("This API key is restricted to one knowledge base and cannot create others");
+    }
+    const kb = await createKnowledgeBase(db, tenant!, body, caller.type === "user" ? caller.user.id : caller.key.id);
+    return c.json(publicKnowledgeBase(kb), 201);
+  })
+  .openapi(update, async (c) => {
+    const db = c.get("db");
+    const kb = await getKnowledgeBase(db, c.req.valid("param").id);
+    await authorize(c, "documents:write", knowledgeBaseScope(kb), { what: "Knowledge base" });
+    const updated = await updateKnowledgeBase(db, kb!.id, c.req.valid("json"));
+    return c.json(publicKnowledgeBase(updated), 200);
+  })
+  .openapi(remove, async (c) => {
+    const db = c.get("db");
+    const kb = await getKnowledgeBase(db, c.req.valid("param").id);
+    await authorize(c, "documents:delete", knowledgeBaseScope(kb), { what: "Knowledge base" });
+    await runCleanup("knowledge_base", { db, env: c.env, waitUntil: (p) => c.executionCtx.waitUntil(p) }, kb!.id);
+    await deleteKnowledgeBase(db, kb!.id);
+    return c.body(null, 204);
+  });
