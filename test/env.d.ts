@@ -2,5 +2,7 @@
 declare namespace Cloudflare {
   interface Env {
     TEST_MIGRATIONS: import("cloudflare:test").D1Migration[];
+    /** JSON map of test server name -> base URL (test/servers). */
+    TEST_SERVERS: string;
   }
 }

@@ -1,4 +1,4 @@
-import { exports } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
 
 /**
@@ -162,4 +162,11 @@ export async function createKb(org: TestOrg, body: Record<string, unknown> = {},
   const r = await call("/knowledge-bases", { ...auth, body: { tenant_id: org.tenantId, name: unique("kb"), ...body } });
   expectStatus(r, 201);
   return r.body as { id: string; tenant_id: string; [k: string]: any };
+}
+
+/** Base URL of a local test server started by test/servers (by name). */
+export function testServer(name: string): string {
+  const url = JSON.parse(env.TEST_SERVERS || "{}")[name];
+  if (!url) throw new Error(`test server '${name}' is not registered in test/servers/index.ts`);
+  return url;
 }

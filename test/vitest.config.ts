@@ -1,11 +1,14 @@
 import path from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+import { startTestServers } from "./servers";
 
 const root = path.join(import.meta.dirname, "..");
 
 export default defineConfig(async () => {
   const migrations = await readD1Migrations(path.join(root, "migrations"));
+  // Local protocol servers (see test/servers); their URLs reach the Worker as TEST_SERVERS.
+  const servers = await startTestServers();
   return {
     plugins: [
       cloudflareTest({
@@ -13,6 +16,7 @@ export default defineConfig(async () => {
         miniflare: {
           bindings: {
             TEST_MIGRATIONS: migrations,
+            TEST_SERVERS: JSON.stringify(servers),
             ENVIRONMENT: "test",
             // Same code path as production with fewer PBKDF2 rounds, to keep the suite fast.
             PASSWORD_ITERATIONS: "1000",

@@ -1,0 +1,34 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+
+/**
+ * Local HTTP servers that speak real protocols (web pages, OpenAI-compatible
+ * APIs, ...) for the tests. They run in the Node process that runs vitest and
+ * are started from test/vitest.config.ts, so their URLs can be passed to the
+ * Worker as bindings. Each capability adds a module exporting a handler and
+ * registers it below; the Worker reaches it at http://127.0.0.1:<port>.
+ */
+export type Handler = (req: http.IncomingMessage, res: http.ServerResponse, self: { url: string }) => void | Promise<void>;
+
+const handlers: Record<string, () => Promise<Handler>> = {
+  // name: () => import("./name").then((m) => m.handler),
+};
+
+export async function startTestServers(): Promise<Record<string, string>> {
+  const urls: Record<string, string> = {};
+  for (const [name, load] of Object.entries(handlers)) {
+    const handler = await load();
+    const self = { url: "" };
+    const server = http.createServer((req, res) => {
+      Promise.resolve(handler(req, res, self)).catch((e) => {
+        res.statusCode = 500;
+        res.end(String(e));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    server.unref();
+    self.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    urls[name] = self.url;
+  }
+  return urls;
+}
