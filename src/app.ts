@@ -8,6 +8,7 @@ import { createRouter } from "./lib/router";
 import { swaggerAsset, swaggerPage } from "./lib/swagger";
 import { authRoutes } from "./routes/auth";
 import { creditRoutes } from "./routes/billing/credits";
+import { usageRoutes } from "./routes/billing/usage";
 import { environmentRoutes } from "./routes/environments";
 import { knowledgeBaseRoutes } from "./routes/knowledge-bases";
 import { memberRoutes } from "./routes/organizations/members";
@@ -27,6 +28,7 @@ function createApi() {
   api.route("/", environmentRoutes);
   api.route("/", tenantRoutes);
   api.route("/", creditRoutes);
+  api.route("/", usageRoutes);
   api.route("/", knowledgeBaseRoutes);
   return api;
 }

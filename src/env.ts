@@ -20,6 +20,12 @@ export interface Env {
   SIGNUP_THROTTLE_WINDOW_SECONDS?: string;
   /** PBKDF2 iterations for new password hashes (Workers caps PBKDF2 at 100,000). */
   PASSWORD_ITERATIONS?: string;
+  /** OpenAI-compatible chat-completions endpoint (default https://api.openai.com/v1). */
+  OPENAI_BASE_URL?: string;
+  /** Secret. With no key, only the offline `local-extractive` model is available. */
+  OPENAI_API_KEY?: string;
+  /** JSON array of provider models with prices; see README "Models". */
+  MODELS?: string;
   /** Optional: outgoing email is POSTed here as JSON; unset = logged. */
   EMAIL_WEBHOOK_URL?: string;
 }

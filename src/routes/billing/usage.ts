@@ -1,0 +1,149 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { authorize, requireUser } from "../../auth/authorize";
+import { USAGE_OPERATIONS } from "../../db/schema";
+import { badRequest } from "../../lib/errors";
+import { errorResponses, jsonContent, queryBoolean, Timestamp, userOnly, userOrKey } from "../../lib/openapi";
+import { createRouter } from "../../lib/router";
+import { usageLogsPage, usageSummary, type UsageFilter } from "../../services/billing/usage";
+import { getTenant, tenantScope } from "../../services/tenants";
+
+const DateParam = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}$/, "Expected YYYY-MM-DD")
+  .refine((s) => !Number.isNaN(Date.parse(`${s}T00:00:00Z`)) && new Date(`${s}T00:00:00Z`).toISOString().startsWith(s), "Not a calendar date");
+
+const FilterQuery = z.object({
+  start_date: DateParam.optional().openapi({ description: "Inclusive, UTC (YYYY-MM-DD)" }),
+  end_date: DateParam.optional().openapi({ description: "Inclusive, UTC (YYYY-MM-DD)" }),
+  api_key_id: z.string().min(1).max(128).optional(),
+  is_api_key: queryBoolean.optional().openapi({ description: "true: only API-key-driven usage; false: only user-session usage" }),
+});
+
+const LogsQuery = FilterQuery.extend({
+  limit: z.coerce.number().int().min(1).max(500).default(50),
+  offset: z.coerce.number().int().min(0).max(10_000_000).default(0),
+});
+
+export const UsageSummarySchema = z
+  .object({
+    credits_used: z.number(),
+    total_tokens: z.number().int(),
+    input_tokens: z.number().int(),
+    output_tokens: z.number().int(),
+    message_count: z.number().int().openapi({ description: "Metered answers: chat turns, fast queries, agent turns" }),
+  })
+  .openapi("UsageSummary");
+
+export const UsageLogSchema = z
+  .object({
+    id: z.string(),
+    organization_id: z.string(),
+    tenant_id: z.string(),
+    operation: z.enum(USAGE_OPERATIONS),
+    model: z.string(),
+    input_tokens: z.number().int(),
+    output_tokens: z.number().int(),
+    total_tokens: z.number().int(),
+    credits_used: z.number(),
+    chat_id: z.string().nullable(),
+    message_id: z.string().nullable(),
+    agent_run_id: z.string().nullable(),
+    api_key_id: z.string().nullable(),
+    is_api_key: z.boolean(),
+    created_at: Timestamp,
+  })
+  .openapi("UsageLog");
+
+const LogsPage = z.object({
+  logs: z.array(UsageLogSchema),
+  total: z.number().int(),
+  limit: z.number().int(),
+  offset: z.number().int(),
+});
+
+const TenantIdParam = z.object({ tenantId: z.string().min(1).max(128).openapi({ param: { name: "tenantId", in: "path" } }) });
+const OrgIdParam = z.object({ orgId: z.string().min(1).max(128).openapi({ param: { name: "orgId", in: "path" } }) });
+
+function filterOf(q: z.infer<typeof FilterQuery>): UsageFilter {
+  if (q.start_date && q.end_date && q.start_date > q.end_date) {
+    throw badRequest("start_date must not be after end_date", [{ path: "query.start_date", message: "After end_date" }]);
+  }
+  return { startDate: q.start_date, endDate: q.end_date, apiKeyId: q.api_key_id, isApiKey: q.is_api_key };
+}
+
+const tags = ["Billing"];
+
+const tenantSummary = createRoute({
+  method: "get",
+  path: "/billing/tenants/{tenantId}/usage/summary",
+  tags,
+  operationId: "getTenantUsageSummary",
+  summary: "A tenant's aggregate credits, tokens and message count",
+  description: "Accepts the same optional filters as the logs; without filters it covers all time and equals `credits_used`.",
+  security: userOrKey,
+  request: { params: TenantIdParam, query: FilterQuery },
+  responses: { 200: jsonContent(UsageSummarySchema, "Totals"), ...errorResponses },
+});
+
+const tenantLogs = createRoute({
+  method: "get",
+  path: "/billing/tenants/{tenantId}/usage/logs",
+  tags,
+  operationId: "listTenantUsageLogs",
+  summary: "A tenant's request-level usage records, newest first",
+  security: userOrKey,
+  request: { params: TenantIdParam, query: LogsQuery },
+  responses: { 200: jsonContent(LogsPage, "Usage records"), ...errorResponses },
+});
+
+const orgSummary = createRoute({
+  method: "get",
+  path: "/billing/organizations/{orgId}/usage/summary",
+  tags,
+  operationId: "getOrganizationUsageSummary",
+  summary: "Aggregate credit, token and message totals across the organization's tenants",
+  security: userOnly,
+  request: { params: OrgIdParam, query: FilterQuery },
+  responses: { 200: jsonContent(UsageSummarySchema, "Totals"), ...errorResponses },
+});
+
+const orgLogs = createRoute({
+  method: "get",
+  path: "/billing/organizations/{orgId}/usage/logs",
+  tags,
+  operationId: "listOrganizationUsageLogs",
+  summary: "Usage records across the organization, newest first",
+  security: userOnly,
+  request: { params: OrgIdParam, query: LogsQuery.extend({ tenant_id: z.string().min(1).max(128).optional() }) },
+  responses: { 200: jsonContent(LogsPage, "Usage records"), ...errorResponses },
+});
+
+export const usageRoutes = createRouter()
+  .openapi(tenantSummary, async (c) => {
+    const db = c.get("db");
+    const tenant = await getTenant(db, c.req.valid("param").tenantId);
+    await authorize(c, "tenant_billing:read", tenantScope(tenant), { what: "Tenant" });
+    return c.json(await usageSummary(db, { ...filterOf(c.req.valid("query")), tenantId: tenant!.id }), 200);
+  })
+  .openapi(tenantLogs, async (c) => {
+    const db = c.get("db");
+    const q = c.req.valid("query");
+    const tenant = await getTenant(db, c.req.valid("param").tenantId);
+    await authorize(c, "tenant_billing:read", tenantScope(tenant), { what: "Tenant" });
+    const page = await usageLogsPage(db, { ...filterOf(q), tenantId: tenant!.id }, q);
+    return c.json({ ...page, limit: q.limit, offset: q.offset }, 200);
+  })
+  .openapi(orgSummary, async (c) => {
+    requireUser(c);
+    const { orgId } = c.req.valid("param");
+    await authorize(c, "billing:read", { organizationId: orgId }, { what: "Organization" });
+    return c.json(await usageSummary(c.get("db"), { ...filterOf(c.req.valid("query")), organizationId: orgId }), 200);
+  })
+  .openapi(orgLogs, async (c) => {
+    requireUser(c);
+    const { orgId } = c.req.valid("param");
+    const q = c.req.valid("query");
+    await authorize(c, "billing:read", { organizationId: orgId }, { what: "Organization" });
+    const page = await usageLogsPage(c.get("db"), { ...filterOf(q), organizationId: orgId, tenantId: q.tenant_id }, q);
+    return c.json({ ...page, limit: q.limit, offset: q.offset }, 200);
+  });

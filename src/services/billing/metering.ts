@@ -1,0 +1,134 @@
+import { eq } from "drizzle-orm";
+import type { Caller } from "../../auth/caller";
+import type { Database } from "../../db/client";
+import { isUniqueViolation } from "../../db/errors";
+import { tenants, type UsageOperation } from "../../db/schema";
+import { fromMicro } from "../../lib/credits";
+import { ApiError, notFound } from "../../lib/errors";
+import { newId } from "../../lib/ids";
+import { nowIso } from "../../lib/time";
+import { priceMicro, type ModelPricing } from "../models/registry";
+
+/**
+ * THE metering path. Every credit-consuming operation (chat turns, fast
+ * queries, improve-prompt, follow-up questions, summaries, paid embeddings,
+ * agent runs, memory extraction) calls `assertCanSpend` before any model call
+ * and `recordUsage` after it.
+ *
+ * recordUsage writes the charge and its usage-log record in ONE D1 batch (a
+ * transaction): a failure can never leave a charge without a record or a record
+ * without a charge. The charge is a relative `credits_used = credits_used + x`
+ * update, so concurrent turns never lose a charge. A turn that has started is
+ * charged in full even if it takes the tenant below zero; the next one is
+ * refused by assertCanSpend (402).
+ */
+
+export interface Usage {
+  input_tokens: number;
+  output_tokens: number;
+}
+
+export interface UsageRecordInput {
+  organizationId: string;
+  tenantId: string;
+  operation: UsageOperation;
+  model: string;
+  pricing: ModelPricing;
+  usage: Usage;
+  caller?: Caller | null;
+  chatId?: string | null;
+  messageId?: string | null;
+  agentRunId?: string | null;
+  /** Makes the charge idempotent: recording the same key twice charges once. */
+  idempotencyKey?: string | null;
+}
+
+export interface RecordedUsage {
+  id: string;
+  input_tokens: number;
+  output_tokens: number;
+  total_tokens: number;
+  /** Credits charged (decimal). */
+  credits: number;
+  /** False when the idempotency key had already been recorded (nothing charged now). */
+  charged: boolean;
+}
+
+/** Refuses new model work for a tenant with no available credits (402). */
+export async function assertCanSpend(db: Database, tenantId: string): Promise<void> {
+  const t = await db
+    .select({ pool: tenants.creditsPool, used: tenants.creditsUsed })
+    .from(tenants)
+    .where(eq(tenants.id, tenantId))
+    .get();
+  if (!t) throw notFound("Tenant");
+  if (t.pool - t.used <= 0) {
+    throw new ApiError(
+      "insufficient_credits",
+      `The tenant has no available credits (pool ${fromMicro(t.pool)}, used ${fromMicro(t.used)}); allocate more credits to continue`,
+    );
+  }
+}
+
+const nonNegativeInt = (n: number) => (Number.isFinite(n) && n > 0 ? Math.round(n) : 0);
+
+export async function recordUsage(db: Database, input: UsageRecordInput): Promise<RecordedUsage> {
+  const inputTokens = nonNegativeInt(input.usage.input_tokens);
+  const outputTokens = nonNegativeInt(input.usage.output_tokens);
+  const micro = priceMicro(input.pricing, { input_tokens: inputTokens, output_tokens: outputTokens });
+  const id = newId("use");
+  const caller = input.caller ?? null;
+  const apiKeyId = caller?.type === "api_key" ? caller.key.id : null;
+  const userId = caller?.type === "user" ? caller.user.id : null;
+  const d1 = db.$client;
+  const result: RecordedUsage = {
+    id,
+    input_tokens: inputTokens,
+    output_tokens: outputTokens,
+    total_tokens: inputTokens + outputTokens,
+    credits: fromMicro(micro),
+    charged: true,
+  };
+  try {
+    await d1.batch([
+      // The log row goes first: with an idempotency key already used, the
+      // UNIQUE constraint aborts the whole batch and nothing is charged.
+      d1
+        .prepare(
+          `INSERT INTO usage_logs (id, organization_id, tenant_id, operation, model, input_tokens, output_tokens,
+             total_tokens, credits_used, chat_id, message_id, agent_run_id, api_key_id, is_api_key, user_id,
+             idempotency_key, created_at)
+           VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)`,
+        )
+        .bind(
+          id,
+          input.organizationId,
+          input.tenantId,
+          input.operation,
+          input.model,
+          inputTokens,
+          outputTokens,
+          inputTokens + outputTokens,
+          micro,
+          input.chatId ?? null,
+          input.messageId ?? null,
+          input.agentRunId ?? null,
+          apiKeyId,
+          apiKeyId ? 1 : 0,
+          userId,
+          input.idempotencyKey ?? null,
+          nowIso(),
+        ),
+      d1.prepare("UPDATE tenants SET credits_used = credits_used + ?1 WHERE id = ?2").bind(micro, input.tenantId),
+      // A tenant deleted while its turn ran: the charge lands on the
+      // organization's retired credits, so organization totals still add up.
+      d1
+        .prepare("UPDATE organizations SET credits_retired = credits_retired + ?1 WHERE id = ?2 AND changes() = 0")
+        .bind(micro, input.organizationId),
+    ]);
+  } catch (e) {
+    if (input.idempotencyKey && isUniqueViolation(e)) return { ...result, credits: 0, charged: false };
+    throw e;
+  }
+  return result;
+}
