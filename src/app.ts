@@ -12,6 +12,8 @@ import { environmentRoutes } from "./routes/environments";
 import { knowledgeBaseRoutes } from "./routes/knowledge-bases";
 import { memberRoutes } from "./routes/organizations/members";
 import { organizationRoutes } from "./routes/organizations/organizations";
+import { skillCatalogRoutes } from "./routes/skills/catalog";
+import { skillRoutes } from "./routes/skills";
 import { tenantRoutes } from "./routes/tenants";
 import type { AppEnv } from "./types";
 
@@ -28,6 +30,9 @@ function createApi() {
   api.route("/", tenantRoutes);
   api.route("/", creditRoutes);
   api.route("/", knowledgeBaseRoutes);
+  // The catalog before /skills/{id}, so that "catalog" is never taken for a skill id.
+  api.route("/", skillCatalogRoutes);
+  api.route("/", skillRoutes);
   return api;
 }
 

@@ -2,3 +2,5 @@
 export * from "./identity";
 export * from "./organizations";
 export * from "./knowledge-bases";
+export * from "./skills";
+export * from "./artifacts";
