@@ -6,6 +6,8 @@ import { cors } from "./lib/cors";
 import { onError, onNotFound } from "./lib/error-handler";
 import { createRouter } from "./lib/router";
 import { swaggerAsset, swaggerPage } from "./lib/swagger";
+import { artifactRoutes } from "./routes/artifacts";
+import { artifactLifecycleRoutes } from "./routes/artifacts/lifecycle";
 import { authRoutes } from "./routes/auth";
 import { creditRoutes } from "./routes/billing/credits";
 import { environmentRoutes } from "./routes/environments";
@@ -33,6 +35,8 @@ function createApi() {
   // The catalog before /skills/{id}, so that "catalog" is never taken for a skill id.
   api.route("/", skillCatalogRoutes);
   api.route("/", skillRoutes);
+  api.route("/", artifactRoutes);
+  api.route("/", artifactLifecycleRoutes);
   return api;
 }
 
