@@ -14,6 +14,7 @@ import { environmentRoutes } from "./routes/environments";
 import { knowledgeBaseRoutes } from "./routes/knowledge-bases";
 import { memberRoutes } from "./routes/organizations/members";
 import { organizationRoutes } from "./routes/organizations/organizations";
+import { publishedPageRoutes } from "./routes/pages/published";
 import { skillCatalogRoutes } from "./routes/skills/catalog";
 import { skillRoutes } from "./routes/skills";
 import { tenantRoutes } from "./routes/tenants";
@@ -52,6 +53,8 @@ export function createApp() {
   });
 
   app.route(API_PREFIX, createApi());
+  // Published artifacts: PUBLIC_BASE_URL/p/:slug (HTML pages, outside the API).
+  app.route("/", publishedPageRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",
