@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { ARTIFACT_STATUSES, ARTIFACT_TYPES, ARTIFACT_VISIBILITIES } from "../../db/schema";
 import { pagingQuery, Timestamp } from "../../lib/openapi";
 import { ARTIFACT_LIMITS } from "../../services/artifacts/artifacts";
+import { MAX_ATTACHED_ARTIFACTS } from "../../services/artifacts/attached";
 
 export const PublishedSchema = z
   .object({
@@ -58,16 +59,21 @@ export const EditSchema = z
   .openapi("ArtifactEdit");
 
 export const UpdateArtifactBody = z
-  .object({
+  // Loose, so that a `content` field is seen and refused instead of silently dropped.
+  .looseObject({
     title: title.optional(),
     summary: summary.optional(),
     edits: z.array(EditSchema).min(ARTIFACT_LIMITS.editsMin).max(ARTIFACT_LIMITS.editsMax).optional(),
-    content: z
-      .never({ error: "content cannot be replaced directly; send edits (oldText may be the whole content)" })
-      .optional()
-      .openapi({ description: "Not accepted: change content with edits" }),
   })
   .superRefine((b, ctx) => {
+    if (b.content !== undefined) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["content"],
+        message: "content cannot be replaced directly; send edits (an edit's oldText may be the whole content)",
+      });
+      return;
+    }
     const meta = b.title !== undefined || b.summary !== undefined;
     if (b.edits && meta) {
       ctx.addIssue({ code: "custom", path: ["edits"], message: "Send either title/summary or edits, not both" });
@@ -86,3 +92,9 @@ export const ListArtifactsQuery = pagingQuery(100, 50).extend({
 export const PublishBody = z.object({ visibility: z.enum(ARTIFACT_VISIBILITIES) });
 
 export const RevisionsQuery = pagingQuery(200, 100);
+
+/** For chat bodies (POST /chats, POST /chats/:id/messages); resolve with loadAttachedArtifacts. */
+export const AttachedArtifactIds = z
+  .array(z.string().min(1).max(128))
+  .max(MAX_ATTACHED_ARTIFACTS)
+  .openapi({ description: `Up to ${MAX_ATTACHED_ARTIFACTS} active artifacts of the chat's knowledge base, given to the model as context for the turn` });
