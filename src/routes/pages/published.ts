@@ -5,7 +5,7 @@ import { setSessionCookie } from "../../auth/middleware";
 import type { Artifact } from "../../db/schema";
 import { PAGE_SECURITY_HEADERS } from "../../lib/html";
 import { findPublishedArtifact } from "../../services/artifacts/artifacts";
-import { HTML_RAW_CSP, HTML_WRAPPER_CSP, htmlWrapperPage, MARKDOWN_PAGE_CSP, markdownPage, notFoundPage } from "../../services/artifacts/pages";
+import { cachedMarkdownPage, HTML_RAW_CSP, HTML_WRAPPER_CSP, htmlWrapperPage, MARKDOWN_PAGE_CSP, notFoundPage } from "../../services/artifacts/pages";
 import { resolveSession, SESSION_COOKIE } from "../../services/identity/sessions";
 import type { AppEnv } from "../../types";
 
@@ -58,7 +58,11 @@ export const publishedPageRoutes = new Hono<AppEnv>()
     if (a.type === "html") {
       return page(c, htmlWrapperPage(a, { noindex }), 200, HTML_WRAPPER_CSP, a, { "X-Frame-Options": "DENY" });
     }
-    return page(c, markdownPage(a, { noindex }), 200, MARKDOWN_PAGE_CSP, a, { "X-Frame-Options": "DENY" });
+    const html = await cachedMarkdownPage(a, { noindex }, {
+      cacheOrigin: new URL(c.req.url).origin,
+      waitUntil: (p) => c.executionCtx.waitUntil(p),
+    });
+    return page(c, html, 200, MARKDOWN_PAGE_CSP, a, { "X-Frame-Options": "DENY" });
   })
   .get("/p/:slug/raw", async (c) => {
     const a = await viewable(c);
