@@ -6,6 +6,8 @@ import { cors } from "./lib/cors";
 import { onError, onNotFound } from "./lib/error-handler";
 import { createRouter } from "./lib/router";
 import { swaggerAsset, swaggerPage } from "./lib/swagger";
+import { artifactRoutes } from "./routes/artifacts";
+import { artifactLifecycleRoutes } from "./routes/artifacts/lifecycle";
 import { authRoutes } from "./routes/auth";
 import { creditRoutes } from "./routes/billing/credits";
 import { usageRoutes } from "./routes/billing/usage";
@@ -13,6 +15,9 @@ import { environmentRoutes } from "./routes/environments";
 import { knowledgeBaseRoutes } from "./routes/knowledge-bases";
 import { memberRoutes } from "./routes/organizations/members";
 import { organizationRoutes } from "./routes/organizations/organizations";
+import { publishedPageRoutes } from "./routes/pages/published";
+import { skillCatalogRoutes } from "./routes/skills/catalog";
+import { skillRoutes } from "./routes/skills";
 import { tenantRoutes } from "./routes/tenants";
 import type { AppEnv } from "./types";
 
@@ -30,6 +35,11 @@ function createApi() {
   api.route("/", creditRoutes);
   api.route("/", usageRoutes);
   api.route("/", knowledgeBaseRoutes);
+  // The catalog before /skills/{id}, so that "catalog" is never taken for a skill id.
+  api.route("/", skillCatalogRoutes);
+  api.route("/", skillRoutes);
+  api.route("/", artifactRoutes);
+  api.route("/", artifactLifecycleRoutes);
   return api;
 }
 
@@ -45,6 +55,8 @@ export function createApp() {
   });
 
   app.route(API_PREFIX, createApi());
+  // Published artifacts: PUBLIC_BASE_URL/p/:slug (HTML pages, outside the API).
+  app.route("/", publishedPageRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",

@@ -3,3 +3,5 @@ export * from "./identity";
 export * from "./organizations";
 export * from "./knowledge-bases";
 export * from "./usage";
+export * from "./skills";
+export * from "./artifacts";

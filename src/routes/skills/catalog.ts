@@ -1,0 +1,97 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { authorize } from "../../auth/authorize";
+import type { Permission } from "../../auth/permissions";
+import { notFound } from "../../lib/errors";
+import { errorResponses, IdParam, jsonBody, jsonContent, noContent, userOrKey } from "../../lib/openapi";
+import { createRouter } from "../../lib/router";
+import { catalogEntryFor, getActiveTemplate, installTemplate, listCatalog, setFavorite } from "../../services/skills/catalog";
+import { publicSkill } from "../../services/skills/skills";
+import { getTenant, tenantScope } from "../../services/tenants";
+import type { AppEnv } from "../../types";
+import { CatalogTemplateSchema, SkillSchema, TenantIdBody, TenantIdQuery } from "./schemas";
+
+const tags = ["Skills"];
+
+const list = createRoute({
+  method: "get",
+  path: "/skills/catalog",
+  tags,
+  operationId: "listSkillCatalog",
+  summary: "Catalog templates with version, the tenant's favorite state and its installed copy",
+  security: userOrKey,
+  request: { query: TenantIdQuery },
+  responses: { 200: jsonContent(z.object({ templates: z.array(CatalogTemplateSchema) }), "Templates"), ...errorResponses },
+});
+
+const favorite = createRoute({
+  method: "post",
+  path: "/skills/catalog/{id}/favorite",
+  tags,
+  operationId: "favoriteSkillTemplate",
+  summary: "Favorite a template for the tenant (idempotent)",
+  security: userOrKey,
+  request: { params: IdParam, body: jsonBody(TenantIdBody) },
+  responses: { 200: jsonContent(CatalogTemplateSchema, "The template with is_favorite true"), ...errorResponses },
+});
+
+const unfavorite = createRoute({
+  method: "delete",
+  path: "/skills/catalog/{id}/favorite",
+  tags,
+  operationId: "unfavoriteSkillTemplate",
+  summary: "Remove the tenant's favorite (idempotent)",
+  security: userOrKey,
+  request: { params: IdParam, query: TenantIdQuery },
+  responses: { 204: noContent, ...errorResponses },
+});
+
+const install = createRoute({
+  method: "post",
+  path: "/skills/catalog/{id}/install",
+  tags,
+  operationId: "installSkillTemplate",
+  summary: "Create an editable tenant skill from the template",
+  description:
+    "201 with a new skill; 200 with the tenant's existing copy when the template is already installed " +
+    "(an archived copy is reactivated, keeping its edits).",
+  security: userOrKey,
+  request: { params: IdParam, body: jsonBody(TenantIdBody) },
+  responses: {
+    200: jsonContent(SkillSchema, "The existing copy (reactivated if it was archived)"),
+    201: jsonContent(SkillSchema, "A new copy"),
+    ...errorResponses,
+  },
+});
+
+async function tenantAndTemplate(c: Context<AppEnv>, permission: Permission, tenantId: string, templateId: string) {
+  const db = c.get("db");
+  const tenant = await getTenant(db, tenantId);
+  await authorize(c, permission, tenantScope(tenant), { what: "Tenant", addressedBy: "param" });
+  const template = await getActiveTemplate(db, templateId);
+  if (!template) throw notFound("Catalog template");
+  return { tenant: tenant!, template };
+}
+
+export const skillCatalogRoutes = createRouter()
+  .openapi(list, async (c) => {
+    const db = c.get("db");
+    const tenant = await getTenant(db, c.req.valid("query").tenant_id);
+    await authorize(c, "skills:read", tenantScope(tenant), { what: "Tenant", addressedBy: "param" });
+    return c.json({ templates: await listCatalog(db, tenant!.id) }, 200);
+  })
+  .openapi(favorite, async (c) => {
+    const { tenant, template } = await tenantAndTemplate(c, "skills:write", c.req.valid("json").tenant_id, c.req.valid("param").id);
+    await setFavorite(c.get("db"), tenant.id, template.id, true);
+    return c.json(await catalogEntryFor(c.get("db"), tenant.id, template), 200);
+  })
+  .openapi(unfavorite, async (c) => {
+    const { tenant, template } = await tenantAndTemplate(c, "skills:write", c.req.valid("query").tenant_id, c.req.valid("param").id);
+    await setFavorite(c.get("db"), tenant.id, template.id, false);
+    return c.body(null, 204);
+  })
+  .openapi(install, async (c) => {
+    const { tenant, template } = await tenantAndTemplate(c, "skills:write", c.req.valid("json").tenant_id, c.req.valid("param").id);
+    const { skill, created } = await installTemplate(c.get("db"), tenant, template);
+    return c.json(publicSkill(skill), created ? 201 : 200);
+  });
