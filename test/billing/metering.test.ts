@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../../src/db/client";
 import { resolveApiKey } from "../../src/services/api-keys";
-import { assertCanSpend, recordUsage, type UsageRecordInput } from "../../src/services/billing/metering";
+import { actorOf, assertCanSpend, recordUsage, type UsageRecordInput } from "../../src/services/billing/metering";
 import { getModel, priceMicro } from "../../src/services/models/registry";
 import { call, createKey, createOrg, createTenant, expectStatus, type TestOrg } from "../helpers";
 
@@ -140,8 +140,8 @@ describe("metering", () => {
     const { key, id } = await createKey(org, { scopes: ["query:rag", "tenants:read"] });
     const { caller } = await resolveApiKey(db(), key);
     const u = await userCaller(org);
-    await charge(org, org.tenantId, { caller });
-    await charge(org, org.tenantId, { caller: u });
+    await charge(org, org.tenantId, { actor: actorOf(caller) });
+    await charge(org, org.tenantId, { actor: actorOf(u) });
     const logs = expectStatus(await call(`/billing/tenants/${org.tenantId}/usage/logs?is_api_key=true`, { key }), 200);
     expect(logs.logs).toHaveLength(1);
     expect(logs.logs[0]).toMatchObject({ api_key_id: id, is_api_key: true });

@@ -23,6 +23,17 @@ import { priceMicro, type ModelPricing } from "../models/registry";
  * refused by assertCanSpend (402).
  */
 
+/** The identity behind a metered call, as stored on usage logs. */
+export interface Actor {
+  apiKeyId?: string | null;
+  userId?: string | null;
+}
+
+export function actorOf(caller: Caller | null | undefined): Actor {
+  if (!caller) return {};
+  return caller.type === "api_key" ? { apiKeyId: caller.key.id } : { userId: caller.user.id };
+}
+
 export interface Usage {
   input_tokens: number;
   output_tokens: number;
@@ -35,7 +46,8 @@ export interface UsageRecordInput {
   model: string;
   pricing: ModelPricing;
   usage: Usage;
-  caller?: Caller | null;
+  /** Who drove the call: recorded on the usage log (api_key_id / is_api_key). */
+  actor?: Actor | null;
   chatId?: string | null;
   messageId?: string | null;
   agentRunId?: string | null;
@@ -77,9 +89,8 @@ export async function recordUsage(db: Database, input: UsageRecordInput): Promis
   const outputTokens = nonNegativeInt(input.usage.output_tokens);
   const micro = priceMicro(input.pricing, { input_tokens: inputTokens, output_tokens: outputTokens });
   const id = newId("use");
-  const caller = input.caller ?? null;
-  const apiKeyId = caller?.type === "api_key" ? caller.key.id : null;
-  const userId = caller?.type === "user" ? caller.user.id : null;
+  const apiKeyId = input.actor?.apiKeyId ?? null;
+  const userId = input.actor?.userId ?? null;
   const d1 = db.$client;
   const result: RecordedUsage = {
     id,
