@@ -8,11 +8,13 @@ import { createRouter } from "./lib/router";
 import { swaggerAsset, swaggerPage } from "./lib/swagger";
 import { authRoutes } from "./routes/auth";
 import { creditRoutes } from "./routes/billing/credits";
+import { documentRoutes } from "./routes/documents";
 import { environmentRoutes } from "./routes/environments";
 import { knowledgeBaseRoutes } from "./routes/knowledge-bases";
 import { memberRoutes } from "./routes/organizations/members";
 import { organizationRoutes } from "./routes/organizations/organizations";
 import { tenantRoutes } from "./routes/tenants";
+import { signedUrlRoutes } from "./routes/uploads";
 import type { AppEnv } from "./types";
 
 export const API_PREFIX = "/api/v1";
@@ -28,6 +30,7 @@ function createApi() {
   api.route("/", tenantRoutes);
   api.route("/", creditRoutes);
   api.route("/", knowledgeBaseRoutes);
+  api.route("/", documentRoutes);
   return api;
 }
 
@@ -43,6 +46,8 @@ export function createApp() {
   });
 
   app.route(API_PREFIX, createApi());
+  // Signed upload/download URLs: outside /api/v1, no credentials (the signature is one).
+  app.route("/", signedUrlRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",
