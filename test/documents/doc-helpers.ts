@@ -53,3 +53,29 @@ export async function runConsumer(bodies: unknown[], opts: { queue?: string; att
   await worker.queue(batch, { ...env, ...opts.env } as any, ctx);
   return getQueueResult(batch, ctx);
 }
+
+/** Vectors held by the local index for a knowledge base. */
+export async function vectorCount(kbId: string): Promise<number> {
+  const ns = env.LOCAL_VECTOR_INDEX;
+  return (await ns.get(ns.idFromName(kbId)).stats()).count;
+}
+
+export async function chunkCount(documentId: string): Promise<number> {
+  const r = await env.DB.prepare("SELECT COUNT(*) AS n FROM chunks WHERE document_id = ?").bind(documentId).first<{ n: number }>();
+  return r?.n ?? 0;
+}
+
+export async function tenantUsage(auth: Auth, tenantId: string): Promise<{ document_count: number; storage_used_bytes: number }> {
+  const t = expectStatus(await call(`/tenants/${tenantId}`, auth), 200);
+  return { document_count: t.document_count, storage_used_bytes: t.storage_used_bytes };
+}
+
+/** Waits until `check` returns true (for background cleanup). */
+export async function eventually(check: () => Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`timed out waiting for: ${what}`);
+}

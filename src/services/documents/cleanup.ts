@@ -169,6 +169,6 @@ registerHousekeeping("documents: purge stale chunks and garbage", async (db, env
 // commit first; the cron housekeeping is the safety net.
 for (const kind of ["knowledge_base", "tenant", "organization"] as const) {
   registerCleanup(kind, async ({ env, waitUntil }) => {
-    waitUntil(enqueueGc(env, 2));
+    waitUntil(enqueueGc(env, 1));
   });
 }
