@@ -79,3 +79,25 @@ export async function eventually(check: () => Promise<boolean>, what: string, ti
   }
   throw new Error(`timed out waiting for: ${what}`);
 }
+
+/**
+ * A document stored in R2 and `queued`, WITHOUT a queue message: tests drive
+ * the consumer themselves (runConsumer) so background deliveries cannot race.
+ */
+export async function seedDocument(
+  kbId: string,
+  file: { filename: string; mime: string; body: Uint8Array | string },
+  status: "queued" | "pending_upload" = "queued",
+) {
+  const { getKnowledgeBase } = await import("../../src/services/knowledge-bases");
+  const { insertDocument } = await import("../../src/services/documents/documents");
+  const kb = (await getKnowledgeBase(db(), kbId))!;
+  const bytes = typeof file.body === "string" ? new TextEncoder().encode(file.body) : file.body;
+  const doc = await insertDocument(db(), { kb, filename: file.filename, mimeType: file.mime, sizeBytes: bytes.byteLength, status, createdBy: null });
+  if (status === "queued") await env.BUCKET.put(doc.s3Key, bytes);
+  return { doc, bytes, message: { type: "process", document_id: doc.id, seq: doc.ingestSeq } };
+}
+
+export async function docRow(id: string): Promise<any> {
+  return env.DB.prepare("SELECT * FROM documents WHERE id = ?").bind(id).first();
+}
