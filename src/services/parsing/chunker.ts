@@ -13,6 +13,8 @@ import type { ParsedSection } from "./types";
 export const CHUNK_TARGET_TOKENS = 350;
 export const CHUNK_MAX_TOKENS = 480;
 export const CHUNK_OVERLAP_TOKENS = 40;
+/** A chunk smaller than this (a short introduction under a heading) is merged into the next one below it. */
+export const CHUNK_MIN_TOKENS = 64;
 
 export const estimateTokens = (s: string) => Math.ceil(s.length / 4);
 
@@ -112,10 +114,11 @@ const isWithin = (inner: string[], outer: string[]) => outer.length <= inner.len
 
 /**
  * Sections -> chunks: each section is cut into chunks of about
- * CHUNK_TARGET_TOKENS at paragraph boundaries (with overlap); then small
- * neighbouring chunks of the same page are merged when the second lies under
- * the first one's heading, so a short introduction does not become a chunk of
- * its own. Heading path and page stay with every chunk.
+ * CHUNK_TARGET_TOKENS at paragraph boundaries (with overlap). A chunk smaller
+ * than CHUNK_MIN_TOKENS is merged into the next one when that one lies under
+ * its heading on the same page (a one-line introduction should not be a chunk
+ * of its own); the merged chunk keeps the deeper heading path. Heading path
+ * and page stay with every chunk.
  */
 export function chunkSections(sections: ParsedSection[]): Chunk[] {
   const drafts = sections.filter((s) => s.text.trim()).flatMap(chunkSection);
@@ -125,11 +128,13 @@ export function chunkSections(sections: ParsedSection[]): Chunk[] {
     if (
       prev &&
       prev.page === d.page &&
+      estimateTokens(prev.body) < CHUNK_MIN_TOKENS &&
       isWithin(d.headings, prev.headings) &&
-      estimateTokens(prev.body) + estimateTokens(d.body) + 10 <= CHUNK_TARGET_TOKENS
+      estimateTokens(prev.body) + estimateTokens(d.body) + 10 <= CHUNK_MAX_TOKENS
     ) {
       const sub = d.headings.slice(prev.headings.length);
       prev.body = `${prev.body}\n\n${sub.length ? sub.join(" > ") + "\n" : ""}${d.body}`;
+      prev.headings = d.headings;
       continue;
     }
     merged.push({ ...d });
