@@ -89,6 +89,10 @@ export class LocalVectorIndex extends DurableObject<Env> {
 
   async upsert(records: { id: string; documentId: string; values: ArrayLike<number> }[]): Promise<number> {
     this.load();
+    // All or nothing: check every dimension before changing anything.
+    const dims = this.count === 0 ? (records[0]?.values.length ?? 0) : this.dims;
+    const bad = records.find((r) => r.values.length !== dims);
+    if (bad) throw new Error(`vector of ${bad.values.length} dimensions does not match this index's ${dims}`);
     for (const r of records) {
       const v = normalized(r.values);
       this.place(r.id, r.documentId, v);
