@@ -116,19 +116,27 @@ CREATE INDEX chunks_kb_idx ON chunks (knowledge_base_id);
 
 -- Full-text index over chunks (external content), kept in step by triggers.
 -- Query it only with terms the service has tokenized and quoted itself.
+-- `knowledge_base_id` is indexed too, so a query restricts itself to one
+-- knowledge base inside MATCH (`knowledge_base_id : "kb_..." AND (...)`) and
+-- FTS5 can rank and LIMIT without looking at other tenants' rows; give it
+-- weight 0 in bm25() (services/retrieval/search.ts).
 CREATE VIRTUAL TABLE chunks_fts USING fts5(
-  title, heading, body,
+  title, heading, body, knowledge_base_id,
   content='chunks', content_rowid='seq',
   tokenize='porter unicode61'
 );
 CREATE TRIGGER chunks_fts_insert AFTER INSERT ON chunks BEGIN
-  INSERT INTO chunks_fts (rowid, title, heading, body) VALUES (NEW.seq, NEW.title, NEW.heading, NEW.body);
+  INSERT INTO chunks_fts (rowid, title, heading, body, knowledge_base_id)
+  VALUES (NEW.seq, NEW.title, NEW.heading, NEW.body, NEW.knowledge_base_id);
 END;
 CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks BEGIN
-  INSERT INTO chunks_fts (chunks_fts, rowid, title, heading, body) VALUES ('delete', OLD.seq, OLD.title, OLD.heading, OLD.body);
+  INSERT INTO chunks_fts (chunks_fts, rowid, title, heading, body, knowledge_base_id)
+  VALUES ('delete', OLD.seq, OLD.title, OLD.heading, OLD.body, OLD.knowledge_base_id);
   INSERT INTO ingest_garbage (kind, knowledge_base_id, ref) VALUES ('vector', OLD.knowledge_base_id, OLD.id);
 END;
-CREATE TRIGGER chunks_fts_update AFTER UPDATE OF title, heading, body ON chunks BEGIN
-  INSERT INTO chunks_fts (chunks_fts, rowid, title, heading, body) VALUES ('delete', OLD.seq, OLD.title, OLD.heading, OLD.body);
-  INSERT INTO chunks_fts (rowid, title, heading, body) VALUES (NEW.seq, NEW.title, NEW.heading, NEW.body);
+CREATE TRIGGER chunks_fts_update AFTER UPDATE OF title, heading, body, knowledge_base_id ON chunks BEGIN
+  INSERT INTO chunks_fts (chunks_fts, rowid, title, heading, body, knowledge_base_id)
+  VALUES ('delete', OLD.seq, OLD.title, OLD.heading, OLD.body, OLD.knowledge_base_id);
+  INSERT INTO chunks_fts (rowid, title, heading, body, knowledge_base_id)
+  VALUES (NEW.seq, NEW.title, NEW.heading, NEW.body, NEW.knowledge_base_id);
 END;

@@ -14,13 +14,17 @@ import { vectorIndexFor } from "../vector-index";
  * deleted one is gone at once.
  *
  * The FTS index (migrations/0003_documents.sql) is `chunks_fts(title, heading,
- * body)` over `chunks`, tokenizer `porter unicode61`; `title` is the document's
- * filename (or page title), `heading` the heading path. The user's query is
- * never passed to MATCH as is: it is reduced to word tokens, each quoted.
+ * body, knowledge_base_id)` over `chunks`, tokenizer `porter unicode61`;
+ * `title` is the document's filename (or page title), `heading` the heading
+ * path. The knowledge base is selected inside MATCH, so FTS5 ranks (bm25) and
+ * limits within it before anything is joined. The user's query is never
+ * passed to MATCH as is: it is reduced to word tokens, each quoted.
  * Tuning knobs (weights, fusion constant, candidate counts) are exported for
  * the retrieval work that builds on this.
  */
 export const FTS_WEIGHTS = { title: 1.0, heading: 2.0, body: 1.0 };
+/** FTS candidates fetched per wanted candidate: room for rows of replaced generations or deleted documents. */
+const FTS_OVERFETCH = 2;
 export const RRF_K = 60;
 export const MAX_QUERY_TERMS = 32;
 
@@ -70,16 +74,22 @@ const documentFilter = (ids?: string[]) =>
   ids ? sql`AND c.document_id IN (SELECT value FROM json_each(${JSON.stringify(ids)}))` : sql``;
 
 async function ftsCandidates(db: Database, kbId: string, match: string, n: number, ids?: string[]) {
+  // kb ids are [a-z0-9_] only, so the quoted phrase cannot inject FTS syntax.
+  const expression = `knowledge_base_id : "${kbId.replace(/[^A-Za-z0-9_]/g, "")}" AND (${match})`;
+  const ranking = `bm25(${FTS_WEIGHTS.title}, ${FTS_WEIGHTS.heading}, ${FTS_WEIGHTS.body}, 0.0)`;
   return db.all<Row & { rank: number }>(sql`
-    SELECT c.id, c.document_id, c.heading, c.body, c.page, d.filename, d.source_url,
-      bm25(chunks_fts, ${FTS_WEIGHTS.title}, ${FTS_WEIGHTS.heading}, ${FTS_WEIGHTS.body}) AS rank
-    FROM chunks_fts
-    JOIN chunks c ON c.seq = chunks_fts.rowid
+    SELECT c.id, c.document_id, c.heading, c.body, c.page, d.filename, d.source_url, f.rank AS rank
+    FROM (
+      SELECT rowid, rank FROM chunks_fts
+      WHERE chunks_fts MATCH ${expression} AND rank MATCH ${ranking}
+      ${ids ? sql`` : sql`ORDER BY rank LIMIT ${n * FTS_OVERFETCH}`}
+    ) f
+    JOIN chunks c ON c.seq = f.rowid
     JOIN documents d ON d.id = c.document_id
-    WHERE chunks_fts MATCH ${match} AND c.knowledge_base_id = ${kbId}
+    WHERE c.knowledge_base_id = ${kbId}
       AND c.generation = d.index_generation AND d.status NOT IN ('deleted', 'pending_upload')
       ${documentFilter(ids)}
-    ORDER BY rank LIMIT ${n}`);
+    ORDER BY f.rank LIMIT ${n}`);
 }
 
 async function rowsByIds(db: Database, kbId: string, chunkIds: string[], ids?: string[]) {
@@ -90,6 +100,22 @@ async function rowsByIds(db: Database, kbId: string, chunkIds: string[], ids?: s
     WHERE c.id IN (SELECT value FROM json_each(${JSON.stringify(chunkIds)})) AND c.knowledge_base_id = ${kbId}
       AND c.generation = d.index_generation AND d.status NOT IN ('deleted', 'pending_upload')
       ${documentFilter(ids)}`);
+}
+
+/** Vector candidates joined to their live chunk rows, best first; [] when the provider or index is unavailable. */
+async function vectorCandidates(env: Env, db: Database, kbId: string, query: string, n: number, ids?: string[]) {
+  try {
+    const [vector] = await embedderFor(env).embed([query], "query");
+    const index = vectorIndexFor(env);
+    const matches = await index.query(kbId, vector, Math.min(index.maxTopK, n));
+    const rows = new Map((await rowsByIds(db, kbId, matches.map((m) => m.id), ids)).map((r) => [r.id, r]));
+    // Ranks count only live chunks: stale vectors (a replaced generation awaiting cleanup) are skipped.
+    return matches.flatMap((m) => (rows.has(m.id) ? [{ row: rows.get(m.id)!, score: m.score }] : []));
+  } catch (e) {
+    // Full-text results still answer when the embedding provider or index is unavailable.
+    console.warn(`vector search unavailable for ${kbId}; full-text only:`, e);
+    return [];
+  }
 }
 
 export async function searchKnowledgeBase(env: Env, db: Database, opts: SearchOptions): Promise<Passage[]> {
@@ -108,11 +134,8 @@ export async function searchKnowledgeBase(env: Env, db: Database, opts: SearchOp
   };
 
   const match = opts.fts === false ? null : ftsQuery(opts.query);
-  if (match) {
-    (await ftsCandidates(db, kb.id, match, candidates, opts.documentIds)).forEach((r, i) => add(r, i, { fts: r.rank }));
-  }
-
-  if (opts.vector !== false && kb.embeddingModel && opts.query.trim()) {
+  const wantVector = opts.vector !== false && !!kb.embeddingModel && !!opts.query.trim();
+  if (wantVector) {
     const embedder = embedderFor(env);
     if (embedder.model !== kb.embeddingModel || (embedder.dimensions && kb.embeddingDimensions && embedder.dimensions !== kb.embeddingDimensions)) {
       throw new ApiError(
@@ -122,22 +145,15 @@ export async function searchKnowledgeBase(env: Env, db: Database, opts: SearchOp
         { status: 409 },
       );
     }
-    try {
-      const [vector] = await embedder.embed([opts.query], "query");
-      const index = vectorIndexFor(env);
-      const matches = await index.query(kb.id, vector, Math.min(index.maxTopK, candidates));
-      const rows = new Map((await rowsByIds(db, kb.id, matches.map((m) => m.id), opts.documentIds)).map((r) => [r.id, r]));
-      // Ranks count only live chunks: stale vectors (a replaced generation awaiting cleanup) are skipped.
-      let rank = 0;
-      for (const m of matches) {
-        const row = rows.get(m.id);
-        if (row) add(row, rank++, { vector: m.score });
-      }
-    } catch (e) {
-      // Full-text results still answer when the embedding provider or index is unavailable.
-      console.warn(`vector search unavailable for ${kb.id}; full-text only:`, e);
-    }
   }
+
+  // Both sides run at once; the latency is the slower of the two.
+  const [ftsRows, vectorHits] = await Promise.all([
+    match ? ftsCandidates(db, kb.id, match, candidates, opts.documentIds) : Promise.resolve([]),
+    wantVector ? vectorCandidates(env, db, kb.id, opts.query, candidates, opts.documentIds) : Promise.resolve([]),
+  ]);
+  ftsRows.forEach((r, i) => add(r, i, { fts: r.rank }));
+  vectorHits.forEach(({ row, score }, i) => add(row, i, { vector: score }));
 
   return [...fused.values()]
     .sort((a, b) => b.score - a.score)
