@@ -166,6 +166,19 @@ describe("POST /documents/upload-url-site", () => {
     expect(r.urls.length).toBeLessThanOrEqual(25);
   });
 
+  it("validates the body, the tenant and access", async () => {
+    const { org, kb, auth, site } = await setup();
+    expectError(await call("/documents/upload-url-site", { ...auth, body: { kb_id: kb.id, tenant_id: kb.tenant_id } }), 400, "invalid_request");
+    expectError(await call("/documents/upload-url-site", { ...auth, body: { kb_id: kb.id, tenant_id: kb.tenant_id, url: web(), include_subdomains: "yes" } }), 400);
+    const other = await createTenant(org);
+    expectError(await call("/documents/upload-url-site", { ...auth, body: { kb_id: kb.id, tenant_id: other.id, url: web() } }), 400, "tenant_mismatch");
+    const reader = await createKey(org, { scopes: ["documents:read"] });
+    expectError(await call("/documents/upload-url-site", { key: reader.key, body: { kb_id: kb.id, tenant_id: kb.tenant_id, url: web() } }), 403);
+    const stranger = await createOrg();
+    expectError(await call("/documents/upload-url-site", { cookie: stranger.owner.cookie, body: { kb_id: kb.id, tenant_id: kb.tenant_id, url: web() } }), 404);
+    expectStatus(await site(`${web()}/`), 200);
+  });
+
   it("refuses private roots and reports unreachable sites", async () => {
     const { site } = await setup();
     expectError(await site("http://10.0.0.1/"), 400, "url_not_allowed");
