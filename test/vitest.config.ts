@@ -26,6 +26,8 @@ export default defineConfig(async () => {
             SIGNUP_THROTTLE_MAX: "0",
             ALLOW_PRIVATE_URLS: `127.0.0.1:${webPort},localhost:${webPort}`,
           },
+          // Deliver queued documents at once rather than after wrangler.toml's 1 s batch window.
+          queueConsumers: { "kb-ingest": { maxBatchTimeout: 0.05 } },
         },
       }),
     ],

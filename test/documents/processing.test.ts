@@ -184,6 +184,22 @@ describe("queue consumer: failures", () => {
   });
 });
 
+describe("queue consumer: deletion during processing", () => {
+  it("a document deleted while it is being processed leaves no chunks or vectors behind", async () => {
+    const { kb, auth } = await setup();
+    const { doc, message } = await seedDocument(kb.id, { filename: "a.md", mime: MD, body: text(3) });
+    const running = runConsumer([message], { env: openai(unique("slow-")) });
+    await eventually(async () => (await chunkCount(doc.id)) > 0, "chunks written");
+    expect((await call(`/documents/${doc.id}`, { ...auth, method: "DELETE" })).status).toBe(204);
+    const r = await running;
+    expect(r.explicitAcks).toHaveLength(1);
+    expect((await docRow(doc.id)).status).toBe("deleted");
+    await eventually(async () => (await chunkCount(doc.id)) === 0, "chunks removed");
+    await eventually(async () => (await vectorCount(kb.id)) === 0, "vectors removed");
+    expect(await searchKnowledgeBase(env, db(), { knowledgeBaseId: kb.id, query: "topic1", vector: false })).toEqual([]);
+  });
+});
+
 describe("R2 event notifications (uploads through R2 presigned URLs)", () => {
   const event = (key: string, size: number, action = "PutObject") => ({
     account: "acct",

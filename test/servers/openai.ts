@@ -8,6 +8,7 @@ import type { Handler } from "./index";
  *  - `ratelimit-once-<token>`: the first request answers 429 with Retry-After: 1.
  *  - `ratelimit-second-<token>`: the second request answers 429 with Retry-After: 120 (once).
  *  - `unauthorized-<token>`: 401.
+ *  - `slow-<token>`: every answer takes 400 ms.
  * GET /stats?model=... -> {requests, inputs, rejected} for that model.
  */
 const stats = new Map<string, { requests: number; inputs: number; rejected: number }>();
@@ -54,6 +55,7 @@ export const handler: Handler = async (req, res) => {
     const retryAfter = body.model.startsWith("ratelimit-once-") ? "1" : "120";
     return json(res, 429, { error: { message: "Rate limit reached", type: "requests" } }, { "Retry-After": retryAfter });
   }
+  if (body.model.startsWith("slow-")) await new Promise((r) => setTimeout(r, 400));
   s.inputs += inputs.length;
   json(res, 200, {
     object: "list",

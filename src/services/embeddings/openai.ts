@@ -1,5 +1,3 @@
-import { createOpenAI } from "@ai-sdk/openai";
-import { APICallError, embedMany, RetryError } from "ai";
 import { EmbeddingConfigError, EmbeddingRateLimitError, type Embedder } from "./index";
 
 /** Retry-After up to this long is waited out in place; longer ones retry the queue message later. */
@@ -20,9 +18,6 @@ export function retryAfterSeconds(headers: Record<string, string> | undefined, n
   return Number.isFinite(at) ? Math.max(0, (at - now) / 1000) : null;
 }
 
-function unwrap(e: unknown): unknown {
-  return RetryError.isInstance(e) ? (e.lastError ?? e) : e;
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -30,11 +25,15 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * Any OpenAI-compatible /v1/embeddings server (OpenAI, Ollama, vLLM, LM
  * Studio, ...) through the AI SDK's OpenAI provider. The SDK's own retries are
  * off: a 429 is handled here so that Retry-After is honoured and only the
- * failed batch is sent again.
+ * failed batch is sent again. The SDK is loaded on first use.
  */
 export function openAiEmbedder(opts: { baseURL: string; apiKey: string; model: string; dimensions?: number }): Embedder {
-  const provider = createOpenAI({ baseURL: opts.baseURL.replace(/\/+$/, ""), apiKey: opts.apiKey || "not-needed" });
-  const model = provider.embedding(opts.model);
+  let loaded: Promise<{ model: import("ai").EmbeddingModel; sdk: typeof import("ai") }> | null = null;
+  const load = () =>
+    (loaded ??= Promise.all([import("@ai-sdk/openai"), import("ai")]).then(([{ createOpenAI }, sdk]) => ({
+      sdk,
+      model: createOpenAI({ baseURL: opts.baseURL.replace(/\/+$/, ""), apiKey: opts.apiKey || "not-needed" }).embedding(opts.model),
+    })));
   let dims = opts.dimensions ?? 0;
   return {
     provider: "openai",
@@ -44,6 +43,9 @@ export function openAiEmbedder(opts: { baseURL: string; apiKey: string; model: s
     },
     maxBatchSize: OPENAI_BATCH_SIZE,
     async embed(texts) {
+      const { model, sdk } = await load();
+      const { APICallError, embedMany, RetryError } = sdk;
+      const unwrap = (e: unknown) => (RetryError.isInstance(e) ? (e.lastError ?? e) : e);
       for (let attempt = 0; ; attempt++) {
         try {
           const { embeddings } = await embedMany({

@@ -171,7 +171,10 @@ async function insertChunks(db: Database, doc: DocumentRow, generation: number, 
   await batchSql(db, statements);
 }
 
-/** Embeds the chunks of `generation` not yet embedded, batch by batch, and puts their vectors in the index. */
+/**
+ * Embeds the chunks of `generation` not yet embedded, batch by batch, and puts
+ * their vectors in the index. Returns the ids written to the index.
+ */
 async function embedPending(env: Env, db: Database, kb: KnowledgeBase, doc: DocumentRow, generation: number, embedder: Embedder) {
   const index = vectorIndexFor(env);
   const pending = await db
@@ -181,6 +184,7 @@ async function embedPending(env: Env, db: Database, kb: KnowledgeBase, doc: Docu
     .orderBy(chunksTable.ordinal)
     .all();
   let spaceChecked = false;
+  const written: string[] = [];
   for (let i = 0; i < pending.length; i += embedder.maxBatchSize) {
     const batch = pending.slice(i, i + embedder.maxBatchSize);
     // Only this batch is retried on failure: earlier batches are already marked embedded.
@@ -190,8 +194,10 @@ async function embedPending(env: Env, db: Database, kb: KnowledgeBase, doc: Docu
       spaceChecked = true;
     }
     await index.upsert(kb.id, batch.map((c, j) => ({ id: c.id, documentId: doc.id, values: vectors[j] })));
+    written.push(...batch.map((c) => c.id));
     await db.run(sql`UPDATE chunks SET embedded = 1 WHERE id IN (SELECT value FROM json_each(${JSON.stringify(batch.map((c) => c.id))}))`);
   }
+  return written;
 }
 
 /** Stores the extracted text of a binary source as its derived text document (one per source). */
@@ -230,7 +236,7 @@ async function runPipeline(env: Env, db: Database, doc: DocumentRow): Promise<Pr
   const embedder = embedderFor(env);
   await ensureEmbeddingSpace(db, kb, embedder);
   await insertChunks(db, doc, generation, doc.filename, chunks);
-  await embedPending(env, db, kb, doc, generation, embedder);
+  const written = await embedPending(env, db, kb, doc, generation, embedder);
   if (isBinaryKind(kind)) await storeDerivedText(env, db, kb, doc, parsed.markdown);
 
   // The swap: one statement makes the new generation the one search reads.
@@ -240,6 +246,11 @@ async function runPipeline(env: Env, db: Database, doc: DocumentRow): Promise<Pr
       page_count = ${parsed.pageCount ?? null}, error = NULL, processed_at = ${now}, updated_at = ${now}
     WHERE id = ${doc.id} AND ingest_seq = ${generation} AND status = 'processing'`);
   if (!flipped.meta.changes) {
+    const current = await getDocument(db, doc.id);
+    // A concurrent delivery of the same message finished first: its result stands.
+    if (current && current.status !== "deleted" && current.indexGeneration === generation) {
+      return { kind: "skipped", reason: "already processed by a concurrent delivery" };
+    }
     // Deleted (or re-queued) meanwhile: this attempt's chunks must not linger.
     await batchSql(db, [
       sql`DELETE FROM chunks WHERE document_id = ${doc.id} AND generation = ${generation}
@@ -248,6 +259,15 @@ async function runPipeline(env: Env, db: Database, doc: DocumentRow): Promise<Pr
         WHERE parent_document_id = ${doc.id} AND status <> 'deleted'
           AND (SELECT status FROM documents WHERE id = ${doc.id}) = 'deleted'`,
     ]);
+    // Vectors written after a concurrent cleanup ran have no chunk row left to
+    // record them on the garbage list: delete them directly. Generation ids
+    // never come back once the document is deleted or queued again.
+    try {
+      await vectorIndexFor(env).deleteByIds(kb.id, written);
+      await drainGarbage(env, db, { knowledgeBaseId: kb.id, maxRows: 2000 });
+    } catch (e) {
+      console.warn("cleanup after a concurrent change failed (housekeeping will finish it):", e);
+    }
     return { kind: "skipped", reason: "document changed during processing" };
   }
   // Older generations are no longer read; their vectors go through the garbage list.

@@ -1,9 +1,5 @@
 import type { DocumentKind } from "../documents/types";
-import { parseDocx } from "./docx";
-import { htmlToMarkdown } from "./html";
 import { markdownSections } from "./markdown";
-import { parsePptx, parseXlsx } from "./ooxml";
-import { parsePdf } from "./pdf";
 import { jsonSections, parseCsv, tableSections } from "./tabular";
 import { decodeText, UnparseableDocumentError, type ParsedDocument } from "./types";
 
@@ -13,25 +9,27 @@ export type { ParsedDocument, ParsedSection } from "./types";
 /**
  * Turns a stored file into sections (text with heading path and page). Every
  * failure that retrying cannot fix is an UnparseableDocumentError with a
- * message for the user.
+ * message for the user. The heavy parsers (PDF.js, mammoth, linkedom) are
+ * loaded on first use, so requests that never parse do not pay for them.
  */
 export async function parseDocument(kind: DocumentKind, bytes: Uint8Array): Promise<ParsedDocument> {
   if (bytes.byteLength === 0) throw new UnparseableDocumentError("The file is empty");
   let parsed: ParsedDocument;
   switch (kind) {
     case "pdf":
-      parsed = await parsePdf(bytes);
+      parsed = await (await import("./pdf")).parsePdf(bytes);
       break;
     case "docx":
-      parsed = await parseDocx(bytes);
+      parsed = await (await import("./docx")).parseDocx(bytes);
       break;
     case "xlsx":
-      parsed = parseXlsx(bytes);
+      parsed = (await import("./ooxml")).parseXlsx(bytes);
       break;
     case "pptx":
-      parsed = parsePptx(bytes);
+      parsed = (await import("./ooxml")).parsePptx(bytes);
       break;
     case "html": {
+      const { htmlToMarkdown } = await import("./html");
       const { title, markdown } = htmlToMarkdown(decodeText(bytes, "HTML file"));
       const md = markdownSections(markdown);
       parsed = { sections: md.sections, title: title ?? md.title, markdown };

@@ -7,7 +7,6 @@ import { assertQuotas, documentKey, insertDocument } from "../documents/document
 import { baseMime, cleanFilename, detectKind, DOCUMENT_KINDS, extensionOf, type DocumentKind } from "../documents/types";
 import { unsupportedType } from "../documents/uploads";
 import { enqueueProcessing } from "../ingest/messages";
-import { htmlToMarkdown } from "../parsing/html";
 
 const ACCEPT = "text/html,application/xhtml+xml;q=0.9,text/markdown;q=0.8,text/plain;q=0.7,*/*;q=0.5";
 
@@ -51,6 +50,7 @@ export async function ingestUrl(env: Env, db: Database, kb: KnowledgeBase, rawUr
   let filename: string;
   let mimeType: string;
   if (mime === "text/html" || mime === "application/xhtml+xml" || (!page.contentType && /<html/i.test(new TextDecoder().decode(page.body.subarray(0, 512))))) {
+    const { htmlToMarkdown } = await import("../parsing/html");
     const { title, markdown } = htmlToMarkdown(decodeHtml(page.body, page.contentType));
     if (!markdown.trim()) throw fetchFailed(`${page.url.toString()} has no readable content`);
     const heading = title ?? pageName(page.url);

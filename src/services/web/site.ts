@@ -1,4 +1,3 @@
-import { parseHTML } from "linkedom";
 import type { Env } from "../../env";
 import { ApiError } from "../../lib/errors";
 import { assertUrlAllowed, fetchFailed, guardedFetch, guardPolicy, normalizeUserUrl } from "../../lib/url-guard";
@@ -143,6 +142,7 @@ export async function discoverSite(env: Env, rawRoot: string, includeSubdomains:
       const page = await guardedFetch(env, root, { accept: "text/html,application/xhtml+xml", timeoutMs: remaining() });
       anythingFetched = true;
       if (/html/i.test(page.contentType) || !page.contentType) {
+        const { parseHTML } = await import("linkedom");
         const { document } = parseHTML(decodeHtml(page.body, page.contentType));
         const base = document.querySelector("base[href]")?.getAttribute("href");
         const baseUrl = base ? new URL(base, page.url) : page.url;
