@@ -29,6 +29,28 @@ async function processedDoc(text = ARTICLE, filename = "guide.md") {
 
 const search = (kbId: string, query: string) => searchKnowledgeBase(env, db(), { knowledgeBaseId: kbId, query });
 
+describe("OpenAPI", () => {
+  it("documents every documents route and the signed upload/download URLs", async () => {
+    const doc: any = await (await fetchWorker("/openapi.json")).json();
+    for (const [path, method] of [
+      ["/api/v1/documents/presign", "post"],
+      ["/api/v1/documents/status", "get"],
+      ["/api/v1/documents", "get"],
+      ["/api/v1/documents/upload-url", "post"],
+      ["/api/v1/documents/upload-url-site", "post"],
+      ["/api/v1/documents/{id}", "get"],
+      ["/api/v1/documents/{id}", "delete"],
+      ["/api/v1/documents/{id}/download", "get"],
+      ["/api/v1/documents/{id}/reprocess", "post"],
+      ["/uploads/{id}", "put"],
+      ["/downloads/{id}", "get"],
+    ]) {
+      expect(doc.paths[path]?.[method]?.operationId, `${method} ${path}`).toBeTruthy();
+    }
+    expect(doc.components.schemas.Document.properties.status.enum).toContain("pending_upload");
+  });
+});
+
 describe("reading documents", () => {
   it("status, get and list show the processed document; list pages newest first and filters by status", async () => {
     const { org, kb, auth, id, doc } = await processedDoc();

@@ -173,6 +173,18 @@ describe("queue consumer: failures", () => {
     ).rejects.toMatchObject({ code: "embedding_mismatch", status: 409 });
   });
 
+  it("a document whose attempts keep dying mid-way is failed instead of tried forever", async () => {
+    const { kb } = await setup();
+    const { doc, message } = await seedDocument(kb.id, { filename: "a.md", mime: MD, body: text(1) });
+    // Three attempts started and none reported back (the Worker was stopped each time).
+    await env.DB.prepare("UPDATE documents SET status = 'processing', attempts = 3 WHERE id = ?").bind(doc.id).run();
+    const r = await runConsumer([message], { attempts: 4 });
+    expect(r.explicitAcks).toHaveLength(1);
+    const row = await docRow(doc.id);
+    expect(row.status).toBe("failed");
+    expect(row.error).toMatch(/stopped before finishing/);
+  });
+
   it("a message that exhausted the queue's retries (dead-letter queue) fails its document", async () => {
     const { kb } = await setup();
     const { doc, message } = await seedDocument(kb.id, { filename: "a.md", mime: MD, body: text(1) });

@@ -65,6 +65,15 @@ export async function processMessage(env: Env, db: Database, msg: ProcessMessage
   if (doc.ingestSeq !== msg.seq) return { kind: "skipped", reason: `stale message (seq ${msg.seq}, document at ${doc.ingestSeq})` };
   if (doc.status !== "queued" && doc.status !== "processing") return { kind: "skipped", reason: `document is ${doc.status}` };
 
+  if (doc.status === "processing" && doc.attempts >= MAX_ATTEMPTS) {
+    // The last attempts never reported back: the Worker running them was
+    // stopped (CPU or memory limit), which a further try will not change.
+    const error =
+      `Processing stopped before finishing, ${doc.attempts} times (the file may be too large or complex to ` +
+      `process within the Worker's CPU and memory limits)`;
+    await markFailed(db, doc, error);
+    return { kind: "failed", error };
+  }
   const now = nowIso();
   const claimed = await db
     .update(documents)
