@@ -11,6 +11,7 @@ import { artifactLifecycleRoutes } from "./routes/artifacts/lifecycle";
 import { authRoutes } from "./routes/auth";
 import { creditRoutes } from "./routes/billing/credits";
 import { usageRoutes } from "./routes/billing/usage";
+import { documentRoutes } from "./routes/documents";
 import { environmentRoutes } from "./routes/environments";
 import { knowledgeBaseRoutes } from "./routes/knowledge-bases";
 import { memberRoutes } from "./routes/organizations/members";
@@ -19,6 +20,7 @@ import { publishedPageRoutes } from "./routes/pages/published";
 import { skillCatalogRoutes } from "./routes/skills/catalog";
 import { skillRoutes } from "./routes/skills";
 import { tenantRoutes } from "./routes/tenants";
+import { signedUrlRoutes } from "./routes/uploads";
 import type { AppEnv } from "./types";
 
 export const API_PREFIX = "/api/v1";
@@ -40,6 +42,7 @@ function createApi() {
   api.route("/", skillRoutes);
   api.route("/", artifactRoutes);
   api.route("/", artifactLifecycleRoutes);
+  api.route("/", documentRoutes);
   return api;
 }
 
@@ -57,6 +60,8 @@ export function createApp() {
   app.route(API_PREFIX, createApi());
   // Published artifacts: PUBLIC_BASE_URL/p/:slug (HTML pages, outside the API).
   app.route("/", publishedPageRoutes);
+  // Signed upload/download URLs: outside /api/v1, no credentials (the signature is one).
+  app.route("/", signedUrlRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",

@@ -5,6 +5,16 @@
 export interface Env {
   DB: D1Database;
   ASSETS: Fetcher;
+  /** Stored document files and their extracted text (R2). */
+  BUCKET: R2Bucket;
+  /** Document processing and cleanup (queue `kb-ingest`, consumed by this Worker). */
+  INGEST_QUEUE: Queue<unknown>;
+  /** The local vector index: one Durable Object per knowledge base. */
+  LOCAL_VECTOR_INDEX: DurableObjectNamespace<import("./services/vector-index/local").LocalVectorIndex>;
+  /** Cloudflare Vectorize index (production; used when VECTOR_INDEX=vectorize). */
+  VECTORIZE?: Vectorize;
+  /** Workers AI (used when EMBEDDING_PROVIDER=workers-ai). */
+  AI?: Ai;
 
   /** `development` (default), `test` or `production`. */
   ENVIRONMENT?: string;
@@ -28,6 +38,36 @@ export interface Env {
   MODELS?: string;
   /** Optional: outgoing email is POSTed here as JSON; unset = logged. */
   EMAIL_WEBHOOK_URL?: string;
+
+  // ---- Documents (see README "Documents") ----
+  /** Secret: HMAC key of the Worker-signed upload and download URLs. A development fallback is refused in production. */
+  SIGNING_SECRET?: string;
+  /** Largest accepted upload in bytes (default 52428800 = 50 MiB). */
+  MAX_UPLOAD_BYTES?: string;
+  /** R2 S3 API credentials: when all four are set, upload URLs are R2 presigned S3 URLs. */
+  R2_ACCOUNT_ID?: string;
+  R2_ACCESS_KEY_ID?: string;
+  R2_SECRET_ACCESS_KEY?: string;
+  R2_BUCKET_NAME?: string;
+  /** `hash` (default, offline), `openai` (any OpenAI-compatible server) or `workers-ai`. */
+  EMBEDDING_PROVIDER?: string;
+  /** Model id; defaults per provider (hash-v1, text-embedding-3-small, @cf/baai/bge-small-en-v1.5). */
+  EMBEDDING_MODEL?: string;
+  /** Vector dimension (hash default 512; openai: sent as `dimensions` when set). */
+  EMBEDDING_DIMENSIONS?: string;
+  /** OpenAI-compatible base URL and key for embeddings; fall back to OPENAI_BASE_URL / OPENAI_API_KEY. */
+  EMBEDDING_BASE_URL?: string;
+  EMBEDDING_API_KEY?: string;
+  OPENAI_BASE_URL?: string;
+  OPENAI_API_KEY?: string;
+  /** `local` (default: a Durable Object per knowledge base) or `vectorize`. */
+  VECTOR_INDEX?: string;
+  /** `true` allows outbound fetches to private addresses (development only); or a comma-separated host:port allowlist. */
+  ALLOW_PRIVATE_URLS?: string;
+  /** DNS-over-HTTPS JSON endpoint used to check what a hostname resolves to (default Cloudflare's in production; `off` disables). */
+  URL_GUARD_DOH_URL?: string;
+  /** First retry delay of a failed processing attempt, in seconds (default 10; then x4 per attempt). */
+  INGEST_RETRY_BASE_SECONDS?: string;
 }
 
 type AppBindings = Env;

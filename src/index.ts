@@ -3,6 +3,11 @@ import { createDb } from "./db/client";
 import type { Env } from "./env";
 import { runHousekeeping } from "./services/housekeeping";
 import { dispatchQueue } from "./services/queues";
+// Modules that register queue consumers, housekeeping tasks and cleanup hooks.
+import "./services/ingest/consumer";
+import "./services/documents/cleanup";
+
+export { LocalVectorIndex } from "./services/vector-index/local";
 
 const app = createApp();
 

@@ -9,6 +9,8 @@ export default defineConfig(async () => {
   const migrations = await readD1Migrations(path.join(root, "migrations"));
   // Local protocol servers (see test/servers); their URLs reach the Worker as TEST_SERVERS.
   const servers = await startTestServers();
+  // The URL guard refuses private addresses; tests allow exactly the local web server (by IP and by name).
+  const webPort = new URL(servers.web).port;
   return {
     plugins: [
       cloudflareTest({
@@ -22,7 +24,10 @@ export default defineConfig(async () => {
             PASSWORD_ITERATIONS: "1000",
             // Tests sign up many users from one address; the throttle has its own test.
             SIGNUP_THROTTLE_MAX: "0",
+            ALLOW_PRIVATE_URLS: `127.0.0.1:${webPort},localhost:${webPort}`,
           },
+          // Deliver queued documents at once rather than after wrangler.toml's 1 s batch window.
+          queueConsumers: { "kb-ingest": { maxBatchTimeout: 0.05 } },
         },
       }),
     ],

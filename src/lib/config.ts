@@ -1,5 +1,6 @@
 import type { Env } from "../env";
 import { MAX_PBKDF2_ITERATIONS } from "./crypto";
+import { ApiError } from "./errors";
 
 /** Parsed configuration with the defaults documented in README.md. */
 function int(value: string | undefined, fallback: number): number {
@@ -28,4 +29,42 @@ export function config(env: Env) {
     signupThrottleWindowSeconds: int(env.SIGNUP_THROTTLE_WINDOW_SECONDS, 3600),
     passwordIterations: int(env.PASSWORD_ITERATIONS, MAX_PBKDF2_ITERATIONS),
   };
+}
+
+/** Default largest upload: 50 MiB (API-DECISIONS.md). */
+export const DEFAULT_MAX_UPLOAD_BYTES = 50 * 1024 * 1024;
+
+/** Documents and ingestion configuration (README "Documents"). */
+export function ingestConfig(env: Env) {
+  const r2 =
+    env.R2_ACCOUNT_ID && env.R2_ACCESS_KEY_ID && env.R2_SECRET_ACCESS_KEY && env.R2_BUCKET_NAME
+      ? {
+          accountId: env.R2_ACCOUNT_ID,
+          accessKeyId: env.R2_ACCESS_KEY_ID,
+          secretAccessKey: env.R2_SECRET_ACCESS_KEY,
+          bucketName: env.R2_BUCKET_NAME,
+        }
+      : null;
+  return {
+    maxUploadBytes: int(env.MAX_UPLOAD_BYTES, DEFAULT_MAX_UPLOAD_BYTES),
+    r2,
+    vectorIndex: (env.VECTOR_INDEX ?? "local").trim().toLowerCase() === "vectorize" ? ("vectorize" as const) : ("local" as const),
+    retryBaseSeconds: Math.max(0, int(env.INGEST_RETRY_BASE_SECONDS, 10)),
+  };
+}
+
+const DEV_SIGNING_SECRET = "development-only-signing-secret-do-not-use-in-production";
+
+/**
+ * The HMAC key for signed URLs. Development and tests fall back to a fixed
+ * key so nothing needs configuring; production refuses to run on it, because
+ * anyone reading this file could forge upload and download URLs.
+ */
+export function signingSecret(env: Env): string {
+  const secret = env.SIGNING_SECRET?.trim();
+  if (secret) return secret;
+  if (isProduction(env)) {
+    throw new ApiError("service_unavailable", "SIGNING_SECRET is not configured; set it with `wrangler secret put SIGNING_SECRET`");
+  }
+  return DEV_SIGNING_SECRET;
 }

@@ -12,6 +12,8 @@ export type Handler = (req: http.IncomingMessage, res: http.ServerResponse, self
 
 const handlers: Record<string, () => Promise<Handler>> = {
   // name: () => import("./name").then((m) => m.handler),
+  openai: () => import("./openai").then((m) => m.handler),
+  web: () => import("./web").then((m) => m.handler),
 };
 
 export async function startTestServers(): Promise<Record<string, string>> {

@@ -5,3 +5,4 @@ export * from "./knowledge-bases";
 export * from "./usage";
 export * from "./skills";
 export * from "./artifacts";
+export * from "./documents";

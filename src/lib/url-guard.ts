@@ -1,0 +1,318 @@
+import type { Env } from "../env";
+import { isProduction } from "./config";
+import { ApiError } from "./errors";
+
+/**
+ * The one gate for outbound fetches to URLs that callers choose (web pages and
+ * sites today; MCP servers and A2A agent cards later). It refuses:
+ *  - schemes other than http and https, and credentials in the URL;
+ *  - localhost and internal names (`localhost`, `*.localhost`, `*.local`,
+ *    `*.internal`, `metadata.google.internal`, single-label names);
+ *  - private, loopback, link-local, CGNAT, multicast, reserved, documentation
+ *    and unspecified addresses, in every IPv4 spelling (decimal, octal, hex,
+ *    shortened) and IPv6 form (::1, fc00::/7, fe80::/10, IPv4-mapped,
+ *    NAT64, 6to4), cloud metadata (169.254.169.254, fd00:ec2::254) included;
+ *  - all of the above again after every redirect (followed by hand, at most 5);
+ *  - when a DNS-over-HTTPS endpoint is configured (the production default),
+ *    hostnames that resolve to such addresses.
+ * ALLOW_PRIVATE_URLS=true lifts the address rules (development only); or it
+ * lists host:port pairs allowed despite being private (tests allow only their
+ * local server, and still prove that a redirect to 10.0.0.1 is refused).
+ */
+
+export const FETCH_TIMEOUT_MS = 15_000;
+export const FETCH_MAX_BYTES = 5 * 1024 * 1024;
+export const MAX_REDIRECTS = 5;
+const DEFAULT_DOH_URL = "https://cloudflare-dns.com/dns-query";
+const USER_AGENT = "kb-chat-service/1.0 (+https://github.com/; document ingestion)";
+
+export const urlNotAllowed = (message: string) => new ApiError("url_not_allowed", message, { status: 400 });
+export const fetchFailed = (message: string) => new ApiError("fetch_failed", message, { status: 422 });
+
+export interface GuardPolicy {
+  allowAllPrivate: boolean;
+  /** host:port pairs (lower case) allowed although private. */
+  allowed: Set<string>;
+  /** DNS-over-HTTPS JSON endpoint to check resolved addresses with; null = no DNS check. */
+  dohUrl: string | null;
+}
+
+export function guardPolicy(env: Env): GuardPolicy {
+  const raw = (env.ALLOW_PRIVATE_URLS ?? "").trim();
+  const allowAllPrivate = raw.toLowerCase() === "true";
+  const allowed = new Set(
+    allowAllPrivate || raw.toLowerCase() === "false"
+      ? []
+      : raw
+          .split(",")
+          .map((s) => s.trim().toLowerCase())
+          .filter(Boolean),
+  );
+  const doh = env.URL_GUARD_DOH_URL?.trim();
+  const dohUrl = doh ? (doh.toLowerCase() === "off" ? null : doh) : isProduction(env) ? DEFAULT_DOH_URL : null;
+  return { allowAllPrivate, allowed, dohUrl };
+}
+
+// ---- Address classification ------------------------------------------------
+
+/** Parses every IPv4 spelling inet_aton accepts (1-4 parts, decimal, octal 0.., hex 0x..); null if not IPv4. */
+export function parseIPv4(host: string): number | null {
+  const parts = host.split(".");
+  if (parts.length === 0 || parts.length > 4 || parts.some((p) => p === "")) return null;
+  const nums: number[] = [];
+  for (const p of parts) {
+    let n: number;
+    if (/^0x[0-9a-f]*$/i.test(p)) n = p.length === 2 ? 0 : parseInt(p.slice(2), 16);
+    else if (/^0[0-7]+$/.test(p)) n = parseInt(p, 8);
+    else if (/^(0|[1-9][0-9]*)$/.test(p)) n = Number(p);
+    else return null;
+    if (!Number.isFinite(n)) return null;
+    nums.push(n);
+  }
+  const last = nums.pop()!;
+  if (nums.some((n) => n > 255) || last >= 256 ** (4 - nums.length)) return null;
+  let value = 0;
+  nums.forEach((n, i) => (value += n * 256 ** (3 - i)));
+  return value + last;
+}
+
+const v4 = (a: number, b: number, c: number, d: number) => ((a << 24) >>> 0) + (b << 16) + (c << 8) + d;
+const BLOCKED_V4: Array<[number, number, string]> = [
+  [v4(0, 0, 0, 0), 8, "unspecified/this-network"],
+  [v4(10, 0, 0, 0), 8, "private"],
+  [v4(100, 64, 0, 0), 10, "carrier-grade NAT"],
+  [v4(127, 0, 0, 0), 8, "loopback"],
+  [v4(169, 254, 0, 0), 16, "link-local / cloud metadata"],
+  [v4(172, 16, 0, 0), 12, "private"],
+  [v4(192, 0, 0, 0), 24, "IETF protocol assignments"],
+  [v4(192, 0, 2, 0), 24, "documentation"],
+  [v4(192, 88, 99, 0), 24, "6to4 relay"],
+  [v4(192, 168, 0, 0), 16, "private"],
+  [v4(198, 18, 0, 0), 15, "benchmarking"],
+  [v4(198, 51, 100, 0), 24, "documentation"],
+  [v4(203, 0, 113, 0), 24, "documentation"],
+  [v4(224, 0, 0, 0), 4, "multicast"],
+  [v4(240, 0, 0, 0), 4, "reserved/broadcast"],
+];
+
+/** Why an IPv4 address is not public, or null when it is. */
+export function blockedIPv4(addr: number): string | null {
+  for (const [net, bits, why] of BLOCKED_V4) {
+    const mask = bits === 0 ? 0 : (0xffffffff << (32 - bits)) >>> 0;
+    if (((addr & mask) >>> 0) === net) return why;
+  }
+  return null;
+}
+
+/** Parses an IPv6 address (no brackets, optional zone) into 8 groups; null if invalid. */
+export function parseIPv6(host: string): number[] | null {
+  let s = host.replace(/^\[|\]$/g, "").split("%")[0].toLowerCase();
+  if (!s.includes(":")) return null;
+  let tail: number[] = [];
+  const lastColon = s.lastIndexOf(":");
+  const last = s.slice(lastColon + 1);
+  if (last.includes(".")) {
+    // Embedded IPv4 in the last 32 bits (::ffff:1.2.3.4, 64:ff9b::1.2.3.4).
+    const n = last.split(".").length === 4 ? parseIPv4(last) : null;
+    if (n === null) return null;
+    tail = [n >>> 16, n & 0xffff];
+    s = s.slice(0, lastColon + 1);
+    if (!s.endsWith("::")) s = s.slice(0, -1);
+  }
+  const halves = s.split("::");
+  if (halves.length > 2) return null;
+  const parse = (part: string) => (part === "" ? [] : part.split(":").map((g) => (/^[0-9a-f]{1,4}$/.test(g) ? parseInt(g, 16) : NaN)));
+  const head = parse(halves[0]);
+  const rest = halves.length === 2 ? parse(halves[1]) : [];
+  if ([...head, ...rest].some((g) => Number.isNaN(g))) return null;
+  const fill = 8 - head.length - rest.length - tail.length;
+  if (halves.length === 2 ? fill < 0 : fill !== 0) return null;
+  return [...head, ...new Array(Math.max(0, fill)).fill(0), ...rest, ...tail];
+}
+
+/** Why an IPv6 address is not public, or null when it is. */
+export function blockedIPv6(g: number[]): string | null {
+  const embedded = (hi: number, lo: number) => blockedIPv4(((hi << 16) >>> 0) + lo);
+  if (g.every((x) => x === 0)) return "unspecified";
+  if (g.slice(0, 7).every((x) => x === 0) && g[7] === 1) return "loopback";
+  if (g.slice(0, 5).every((x) => x === 0) && g[5] === 0xffff) return embedded(g[6], g[7]) ?? null; // IPv4-mapped
+  if (g.slice(0, 6).every((x) => x === 0)) return embedded(g[6], g[7]) ?? "IPv4-compatible"; // deprecated ::a.b.c.d
+  if (g[0] === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((x) => x === 0)) return embedded(g[6], g[7]); // NAT64
+  if (g[0] === 0x2002) return embedded(g[1], g[2]); // 6to4
+  if ((g[0] & 0xfe00) === 0xfc00) return "unique local (private)";
+  if ((g[0] & 0xffc0) === 0xfe80) return "link-local";
+  if ((g[0] & 0xffc0) === 0xfec0) return "site-local";
+  if ((g[0] & 0xff00) === 0xff00) return "multicast";
+  if (g[0] === 0x2001 && g[1] === 0x0db8) return "documentation";
+  if (g[0] === 0x0100 && g.slice(1, 4).every((x) => x === 0)) return "discard";
+  return null;
+}
+
+const BLOCKED_NAMES = [/^localhost$/, /\.localhost$/, /\.local$/, /\.internal$/, /^metadata$/, /^instance-data$/, /\.home\.arpa$/];
+
+/** Why a URL's host is not allowed (without DNS), or null. */
+export function blockedHost(hostname: string): string | null {
+  const host = hostname.toLowerCase().replace(/\.$/, "");
+  if (!host) return "no host";
+  if (host.startsWith("[")) {
+    const g = parseIPv6(host);
+    return g ? blockedIPv6(g) : "an invalid IPv6 address";
+  }
+  const n = parseIPv4(host);
+  if (n !== null) return blockedIPv4(n);
+  if (BLOCKED_NAMES.some((re) => re.test(host))) return "a local or internal name";
+  if (!host.includes(".")) return "a single-label (intranet) name";
+  return null;
+}
+
+const hostPort = (u: URL) => `${u.hostname.toLowerCase()}:${u.port || (u.protocol === "https:" ? "443" : "80")}`;
+
+/** Synchronous checks of one URL (also used for every redirect target). */
+export function assertUrlAllowed(url: URL, policy: GuardPolicy): void {
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw urlNotAllowed(`Only http and https URLs can be fetched (got ${url.protocol})`);
+  if (url.username || url.password) throw urlNotAllowed("URLs with credentials (user:password@) are not allowed");
+  if (policy.allowAllPrivate || policy.allowed.has(hostPort(url))) return;
+  const why = blockedHost(url.hostname);
+  if (why) throw urlNotAllowed(`The URL's host ${url.hostname} is ${why}; only public addresses can be fetched`);
+}
+
+async function resolves(doh: string, name: string, type: "A" | "AAAA", signal: AbortSignal): Promise<string[]> {
+  const u = new URL(doh);
+  u.searchParams.set("name", name);
+  u.searchParams.set("type", type);
+  const res = await fetch(u.toString(), { headers: { Accept: "application/dns-json" }, signal });
+  if (!res.ok) throw new Error(`DNS-over-HTTPS answered ${res.status}`);
+  const body = (await res.json()) as { Answer?: { type: number; data: string }[] };
+  return (body.Answer ?? []).filter((a) => a.type === (type === "A" ? 1 : 28)).map((a) => a.data);
+}
+
+/** With a DoH endpoint configured, refuses hostnames whose A/AAAA records are not public. */
+export async function assertResolvesPublic(url: URL, policy: GuardPolicy, signal: AbortSignal): Promise<void> {
+  if (!policy.dohUrl || policy.allowAllPrivate || policy.allowed.has(hostPort(url))) return;
+  const host = url.hostname.toLowerCase();
+  if (host.startsWith("[") || parseIPv4(host) !== null) return; // literals were checked already
+  let addresses: string[];
+  try {
+    addresses = (await Promise.all([resolves(policy.dohUrl, host, "A", signal), resolves(policy.dohUrl, host, "AAAA", signal)])).flat();
+  } catch (e) {
+    throw fetchFailed(`Could not resolve ${host} (${(e as Error).message})`);
+  }
+  if (!addresses.length) throw fetchFailed(`${host} does not resolve to any address`);
+  for (const a of addresses) {
+    const why = a.includes(":") ? (parseIPv6(a) ? blockedIPv6(parseIPv6(a)!) : "invalid") : blockedIPv4(parseIPv4(a) ?? 0);
+    if (why) throw urlNotAllowed(`${host} resolves to ${a}, which is ${why}; only public addresses can be fetched`);
+  }
+}
+
+/** A user-typed URL: `https://` is added when the scheme is missing; must parse. */
+export function normalizeUserUrl(input: string): URL {
+  const raw = input.trim();
+  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(raw) ? raw : `https://${raw.replace(/^\/\//, "")}`;
+  let url: URL;
+  try {
+    url = new URL(withScheme);
+  } catch {
+    throw new ApiError("invalid_request", `'${input}' is not a valid URL`, { details: [{ path: "body.url", message: "Invalid URL" }] });
+  }
+  url.hash = "";
+  return url;
+}
+
+export interface FetchedPage {
+  /** The final URL after redirects. */
+  url: URL;
+  status: number;
+  headers: Headers;
+  body: Uint8Array;
+  contentType: string;
+}
+
+/**
+ * GET a URL through the guard: redirects followed by hand (each hop checked),
+ * a deadline for the whole exchange, and the body streamed with a size cap.
+ * Non-2xx answers and network errors are `fetch_failed` (422); refused
+ * addresses `url_not_allowed` (400); a body over the cap `payload_too_large` (413).
+ */
+export async function guardedFetch(
+  env: Env,
+  input: URL | string,
+  opts: { accept?: string; maxBytes?: number; timeoutMs?: number; maxRedirects?: number; allowStatus?: (s: number) => boolean } = {},
+): Promise<FetchedPage> {
+  const policy = guardPolicy(env);
+  const maxBytes = opts.maxBytes ?? FETCH_MAX_BYTES;
+  const signal = AbortSignal.timeout(opts.timeoutMs ?? FETCH_TIMEOUT_MS);
+  let url = typeof input === "string" ? normalizeUserUrl(input) : new URL(input.toString());
+  const seconds = Math.round((opts.timeoutMs ?? FETCH_TIMEOUT_MS) / 1000);
+  try {
+    for (let hop = 0; ; hop++) {
+      assertUrlAllowed(url, policy);
+      await assertResolvesPublic(url, policy, signal);
+      let res: Response;
+      try {
+        res = await fetch(url.toString(), {
+          method: "GET",
+          redirect: "manual",
+          signal,
+          headers: { "User-Agent": USER_AGENT, Accept: opts.accept ?? "*/*" },
+        });
+      } catch (e) {
+        if (signal.aborted) throw fetchFailed(`${url.host} did not answer within ${seconds} s`);
+        throw fetchFailed(`Could not reach ${url.origin} (${(e as Error).message})`);
+      }
+      if ([301, 302, 303, 307, 308].includes(res.status)) {
+        await res.body?.cancel();
+        const location = res.headers.get("Location");
+        if (!location) throw fetchFailed(`${url.host} answered a redirect without a Location`);
+        if (hop >= (opts.maxRedirects ?? MAX_REDIRECTS)) throw fetchFailed(`Too many redirects (more than ${opts.maxRedirects ?? MAX_REDIRECTS})`);
+        let next: URL;
+        try {
+          next = new URL(location, url);
+        } catch {
+          throw fetchFailed(`${url.host} redirected to an invalid URL`);
+        }
+        next.hash = "";
+        url = next;
+        continue;
+      }
+      if (!(res.status >= 200 && res.status < 300) && !opts.allowStatus?.(res.status)) {
+        await res.body?.cancel();
+        throw fetchFailed(`${url.toString()} answered HTTP ${res.status}`);
+      }
+      const declared = Number(res.headers.get("Content-Length"));
+      if (Number.isFinite(declared) && declared > maxBytes) {
+        await res.body?.cancel();
+        throw new ApiError("payload_too_large", `The page is larger than ${maxBytes} bytes`);
+      }
+      const body = await readCapped(res, maxBytes);
+      return { url, status: res.status, headers: res.headers, body, contentType: res.headers.get("Content-Type") ?? "" };
+    }
+  } catch (e) {
+    if (e instanceof ApiError) throw e;
+    if (signal.aborted) throw fetchFailed(`${url.host} did not answer within ${seconds} s`);
+    throw fetchFailed(`Fetching ${url.host} failed (${(e as Error).message})`);
+  }
+}
+
+async function readCapped(res: Response, maxBytes: number): Promise<Uint8Array> {
+  if (!res.body) return new Uint8Array(0);
+  const reader = res.body.getReader();
+  const parts: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > maxBytes) {
+      await reader.cancel();
+      throw new ApiError("payload_too_large", `The page is larger than ${maxBytes} bytes`);
+    }
+    parts.push(value);
+  }
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.byteLength;
+  }
+  return out;
+}

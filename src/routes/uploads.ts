@@ -1,0 +1,91 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { registerPublicPath } from "../auth/middleware";
+import { ApiError, conflict, forbidden, notFound } from "../lib/errors";
+import { ErrorSchema, IdParam, jsonContent } from "../lib/openapi";
+import { createRouter } from "../lib/router";
+import { getDocument } from "../services/documents/documents";
+import { contentDisposition, verifyWorkerSignature } from "../services/documents/signed-urls";
+import { receiveUpload } from "../services/documents/uploads";
+
+/**
+ * The Worker-signed upload and download URLs handed out by presign and
+ * download. They sit outside /api/v1 and take no credentials: the HMAC
+ * signature in the query is the credential, for one document, one purpose and
+ * 15 minutes.
+ */
+registerPublicPath(/^\/(uploads|downloads)\//);
+
+const tags = ["Documents"];
+const SignedQuery = z.object({
+  expires: z.string().optional().openapi({ description: "Expiry, Unix seconds (part of the signature)" }),
+  sig: z.string().optional().openapi({ description: "HMAC-SHA256 signature" }),
+});
+const err = (description: string) => ({ description, content: { "application/json": { schema: ErrorSchema } } });
+
+const upload = createRoute({
+  method: "put",
+  path: "/uploads/{id}",
+  tags,
+  operationId: "uploadDocumentBytes",
+  summary: "Upload a document's bytes to its signed upload URL (from presign)",
+  description:
+    "Send the raw file with `Content-Type` as given at presign and a `Content-Length` equal to `size_bytes`. " +
+    "Processing starts automatically; poll GET /api/v1/documents/status.",
+  request: { params: IdParam, query: SignedQuery },
+  responses: {
+    200: jsonContent(z.object({ document_id: z.string(), status: z.literal("queued") }), "Stored and queued for processing"),
+    400: err("Size or Content-Type differs from the presign"),
+    403: err("Missing, invalid or expired signature"),
+    404: err("No such document"),
+    409: err("Already uploaded, or the document was deleted"),
+    413: err("Larger than MAX_UPLOAD_BYTES"),
+  },
+});
+
+const download = createRoute({
+  method: "get",
+  path: "/downloads/{id}",
+  tags,
+  operationId: "downloadDocumentBytes",
+  summary: "Download a document's stored file through its signed download URL",
+  request: { params: IdParam, query: SignedQuery },
+  responses: {
+    200: { description: "The stored bytes, as an attachment" },
+    403: err("Missing, invalid or expired signature"),
+    404: err("No such document or file"),
+    409: err("The document was deleted"),
+  },
+});
+
+export const signedUrlRoutes = createRouter()
+  .openapi(upload, async (c) => {
+    const { id } = c.req.valid("param");
+    const doc = await receiveUpload(c.env, c.get("db"), id, c.req.raw, c.req.valid("query"));
+    return c.json({ document_id: doc.id, status: "queued" as const }, 200);
+  })
+  .openapi(download, async (c) => {
+    const { id } = c.req.valid("param");
+    const q = c.req.valid("query");
+    const check = await verifyWorkerSignature(c.env, "download", id, q.expires, q.sig);
+    if (check === "missing" || check === "invalid") throw forbidden("The download URL's signature is missing or invalid");
+    if (check === "expired") throw forbidden("The download URL has expired; request a new one");
+    const doc = await getDocument(c.get("db"), id);
+    if (!doc) throw notFound("Document");
+    if (doc.status === "deleted") throw conflict("document_deleted", "The document has been deleted");
+    const object = await c.env.BUCKET.get(doc.s3Key);
+    if (!object) throw new ApiError("not_found", "The document's file is not stored (was it uploaded?)");
+    // Always an attachment, never rendered on the service's origin: an uploaded
+    // HTML file must not run as script here.
+    return new Response(object.body, {
+      status: 200,
+      headers: {
+        "Content-Type": doc.mimeType,
+        "Content-Length": String(object.size),
+        "Content-Disposition": contentDisposition(doc.filename),
+        "Content-Security-Policy": "sandbox; default-src 'none'",
+        "X-Content-Type-Options": "nosniff",
+        "Cache-Control": "private, no-store",
+        ETag: object.httpEtag,
+      },
+    });
+  });

@@ -1,0 +1,31 @@
+import path from "node:path";
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
+import { defineConfig } from "vitest/config";
+
+/**
+ * `npm run bench:vectors`: measurements that print figures (no assertions on
+ * time), run in the same Workers runtime as the tests but never by `npm test`.
+ */
+const root = path.join(import.meta.dirname, "../..");
+
+export default defineConfig(async () => ({
+  plugins: [
+    cloudflareTest({
+      wrangler: { configPath: path.join(root, "wrangler.toml") },
+      miniflare: {
+        bindings: {
+          TEST_MIGRATIONS: await readD1Migrations(path.join(root, "migrations")),
+          TEST_SERVERS: "{}",
+          ENVIRONMENT: "test",
+        },
+      },
+    }),
+  ],
+  test: {
+    root,
+    include: ["test/bench/**/*.bench.ts"],
+    setupFiles: ["test/setup.ts"],
+    testTimeout: 600_000,
+    hookTimeout: 600_000,
+  },
+}));
