@@ -58,8 +58,6 @@ export interface Env {
   /** OpenAI-compatible base URL and key for embeddings; fall back to OPENAI_BASE_URL / OPENAI_API_KEY. */
   EMBEDDING_BASE_URL?: string;
   EMBEDDING_API_KEY?: string;
-  OPENAI_BASE_URL?: string;
-  OPENAI_API_KEY?: string;
   /** `local` (default: a Durable Object per knowledge base) or `vectorize`. */
   VECTOR_INDEX?: string;
   /** `true` allows outbound fetches to private addresses (development only); or a comma-separated host:port allowlist. */
