@@ -10,6 +10,10 @@ import { artifactRoutes } from "./routes/artifacts";
 import { artifactLifecycleRoutes } from "./routes/artifacts/lifecycle";
 import { authRoutes } from "./routes/auth";
 import { creditRoutes } from "./routes/billing/credits";
+import { chatCrudRoutes } from "./routes/chats/crud";
+import { chatQueryRoutes } from "./routes/chats/queries";
+import { chatImage, sharedChatRoutes, sharePage } from "./routes/chats/shared";
+import { chatTurnRoutes } from "./routes/chats/turns";
 import { usageRoutes } from "./routes/billing/usage";
 import { documentRoutes } from "./routes/documents";
 import { environmentRoutes } from "./routes/environments";
@@ -43,6 +47,10 @@ function createApi() {
   api.route("/", artifactRoutes);
   api.route("/", artifactLifecycleRoutes);
   api.route("/", documentRoutes);
+  api.route("/", chatCrudRoutes);
+  api.route("/", chatQueryRoutes);
+  api.route("/", chatTurnRoutes);
+  api.route("/", sharedChatRoutes);
   return api;
 }
 
@@ -62,6 +70,9 @@ export function createApp() {
   app.route("/", publishedPageRoutes);
   // Signed upload/download URLs: outside /api/v1, no credentials (the signature is one).
   app.route("/", signedUrlRoutes);
+  // Share URLs of chats (PATCH /chats/:id/access): a read-only HTML transcript.
+  app.get("/share/:chatId", sharePage);
+  app.get("/chat-images/:chatId/:file", chatImage);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",

@@ -15,6 +15,7 @@ export interface Env {
   VECTORIZE?: Vectorize;
   /** Workers AI (used when EMBEDDING_PROVIDER=workers-ai). */
   AI?: Ai;
+  CHAT_SESSION: DurableObjectNamespace<import("./durable/chat-session").ChatSession>;
 
   /** `development` (default), `test` or `production`. */
   ENVIRONMENT?: string;
@@ -36,6 +37,12 @@ export interface Env {
   OPENAI_API_KEY?: string;
   /** JSON array of provider models with prices; see README "Models". */
   MODELS?: string;
+  /** Optional SearXNG-compatible JSON search endpoint for `websearch_enable`. */
+  WEB_SEARCH_URL?: string;
+  /** Delay between the partial answers of local-extractive (ms), to exercise streaming. */
+  LOCAL_MODEL_TOKEN_DELAY_MS?: string;
+  /** SSE heartbeat interval (ms), default 15000. */
+  SSE_HEARTBEAT_MS?: string;
   /** Optional: outgoing email is POSTed here as JSON; unset = logged. */
   EMAIL_WEBHOOK_URL?: string;
 

@@ -9,6 +9,8 @@ import "./services/documents/cleanup";
 
 export { LocalVectorIndex } from "./services/vector-index/local";
 
+export { ChatSession } from "./durable/chat-session";
+
 const app = createApp();
 
 export default {

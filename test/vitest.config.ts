@@ -25,6 +25,16 @@ export default defineConfig(async () => {
             // Tests sign up many users from one address; the throttle has its own test.
             SIGNUP_THROTTLE_MAX: "0",
             ALLOW_PRIVATE_URLS: `127.0.0.1:${webPort},localhost:${webPort}`,
+            // Provider models point at the local OpenAI-compatible server (test/servers/openai.ts).
+            OPENAI_BASE_URL: `${servers.openai}/v1`,
+            OPENAI_API_KEY: "test-key",
+            MODELS: JSON.stringify(
+              ["test-gpt", "test-gpt-fail-mid-stream", "test-gpt-error", "test-gpt-slow"].map((id) => ({
+                id,
+                context_window: 16000,
+                pricing: { input_per_1k: 1, output_per_1k: 2 },
+              })),
+            ),
           },
           // Deliver queued documents at once rather than after wrangler.toml's 1 s batch window.
           queueConsumers: { "kb-ingest": { maxBatchTimeout: 0.05 } },

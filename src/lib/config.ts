@@ -28,6 +28,8 @@ export function config(env: Env) {
     signupThrottleMax: int(env.SIGNUP_THROTTLE_MAX, 30),
     signupThrottleWindowSeconds: int(env.SIGNUP_THROTTLE_WINDOW_SECONDS, 3600),
     passwordIterations: int(env.PASSWORD_ITERATIONS, MAX_PBKDF2_ITERATIONS),
+    localModelTokenDelayMs: Math.max(0, int(env.LOCAL_MODEL_TOKEN_DELAY_MS, 0)),
+    sseHeartbeatMs: Math.max(1000, int(env.SSE_HEARTBEAT_MS, 15_000)),
   };
 }
 

@@ -1,6 +1,11 @@
 import type { Handler } from "./index";
+import { createOpenAIHandler } from "./openai-chat";
+
+const chat = createOpenAIHandler();
 
 /**
+ * The local OpenAI-compatible server: chat completions (and GET /__requests)
+ * are answered by openai-chat.ts; this module answers embeddings.
  * An OpenAI-compatible embeddings server (POST /v1/embeddings). Deterministic
  * 64-dimension vectors from the text. Behaviour is chosen by the model name,
  * so tests running in parallel do not share state:
@@ -31,6 +36,7 @@ const json = (res: Parameters<Handler>[1], status: number, body: unknown, header
 
 export const handler: Handler = async (req, res) => {
   const url = new URL(req.url ?? "/", "http://x");
+  if (url.pathname === "/v1/chat/completions" || url.pathname === "/__requests" || url.pathname === "/v1/models") return chat(req, res);
   if (req.method === "GET" && url.pathname === "/stats") {
     return json(res, 200, stats.get(url.searchParams.get("model") ?? "") ?? { requests: 0, inputs: 0, rejected: 0 });
   }

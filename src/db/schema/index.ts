@@ -6,3 +6,4 @@ export * from "./usage";
 export * from "./skills";
 export * from "./artifacts";
 export * from "./documents";
+export * from "./chats";

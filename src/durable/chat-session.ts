@@ -1,0 +1,167 @@
+import { DurableObject } from "cloudflare:workers";
+import { createDb } from "../db/client";
+import type { Env } from "../env";
+import { config } from "../lib/config";
+import { createRetriever } from "../services/answer/retriever";
+import { runTurn, type TurnRequest, type TurnResult } from "../services/answer/turn";
+import { TurnAbort, type TurnEvent } from "../services/answer/types";
+import type { Actor } from "../services/billing/metering";
+import { getChat, publicMessage } from "../services/chats/chats";
+import { getKnowledgeBase } from "../services/knowledge-bases";
+import { getModel } from "../services/models/registry";
+
+/**
+ * One Durable Object per chat (named by the chat id). It owns the chat's live
+ * state: it runs each turn, writes the SSE stream, and enforces ONE active
+ * turn per chat — a new turn aborts the running one (which saves its partial
+ * answer first), POST /chats/:id/stop aborts it, and a client disconnect
+ * (request.signal, compatibility flag enable_request_signal) aborts it too.
+ *
+ * The Worker authorizes and validates every request before it gets here; the
+ * DO is reachable only through its binding.
+ */
+export interface TurnCommand {
+  chatId: string;
+  content: string;
+  modelId: string;
+  mode: "quick" | "deep";
+  websearch: boolean;
+  actor: Actor;
+  operation: "chat" | "fast_query";
+  stream: boolean;
+  chunkCount?: number;
+  skills?: TurnRequest["skills"];
+  attachments?: TurnRequest["attachments"];
+  /** Images stored with the first message (R2 keys, for the model; URLs, for the record). */
+  images?: Array<{ url: string; key: string; mediaType: string }>;
+}
+
+export interface TurnOutcome {
+  user_message: ReturnType<typeof publicMessage>;
+  assistant_message: ReturnType<typeof publicMessage>;
+  usage: TurnResult["usage"];
+  status: TurnResult["status"];
+  sources: TurnResult["sources"];
+  error?: TurnResult["error"];
+}
+
+interface ActiveTurn {
+  controller: AbortController;
+  finished: Promise<unknown>;
+}
+
+const SSE_HEADERS = {
+  "Content-Type": "text/event-stream; charset=utf-8",
+  "Cache-Control": "no-cache, no-transform",
+  "X-Accel-Buffering": "no",
+};
+
+export class ChatSession extends DurableObject<Env> {
+  private active: ActiveTurn | null = null;
+
+  async fetch(request: Request): Promise<Response> {
+    const { pathname } = new URL(request.url);
+    if (pathname === "/stop" && request.method === "POST") return Response.json({ stopped: await this.stop("stopped") });
+    if (pathname === "/turn" && request.method === "POST") return this.turn(request);
+    return new Response("not found", { status: 404 });
+  }
+
+  /** Aborts the running turn (if any) and waits until its partial answer is saved. */
+  private async stop(reason: "stopped" | "replaced"): Promise<boolean> {
+    const active = this.active;
+    if (!active) return false;
+    active.controller.abort(new TurnAbort(reason));
+    await active.finished.catch(() => {});
+    return true;
+  }
+
+  private async turn(request: Request): Promise<Response> {
+    const cmd = (await request.json()) as TurnCommand;
+    // One active turn per chat: the new one replaces the old one.
+    await this.stop("replaced");
+
+    const db = createDb(this.env.DB);
+    const chat = await getChat(db, cmd.chatId);
+    const kb = chat ? await getKnowledgeBase(db, chat.knowledgeBaseId) : undefined;
+    const model = getModel(this.env, cmd.modelId);
+    if (!chat || !kb || !model) {
+      return Response.json({ error: { code: "not_found", message: "Chat not found" } }, { status: 404 });
+    }
+    const req: TurnRequest = {
+      chat,
+      kb,
+      model,
+      content: cmd.content,
+      mode: cmd.mode,
+      websearch: cmd.websearch,
+      actor: cmd.actor,
+      operation: cmd.operation,
+      chunkCount: cmd.chunkCount,
+      skills: cmd.skills,
+      attachments: cmd.attachments,
+      images: cmd.images,
+    };
+    const deps = { db, env: this.env, retriever: createRetriever(db, this.env, kb) };
+    const controller = new AbortController();
+
+    if (!cmd.stream) {
+      const finished = runTurn(deps, req, () => {}, controller.signal);
+      this.track(controller, finished);
+      const r = await finished;
+      return Response.json(outcome(r));
+    }
+
+    const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+    const writer = writable.getWriter();
+    const encoder = new TextEncoder();
+    let open = true;
+    // Writes are not awaited: a slow or vanished client must never stall the
+    // turn (the disconnect is seen through request.signal instead).
+    const send = (chunk: string) => {
+      if (!open) return;
+      writer.write(encoder.encode(chunk)).catch(() => {
+        open = false;
+      });
+    };
+    const emit = (event: TurnEvent) => send(`data: ${JSON.stringify(event)}\n\n`);
+    const heartbeat = setInterval(() => send(`event: ping\ndata: {"type":"ping"}\n\n`), config(this.env).sseHeartbeatMs);
+    const onDisconnect = () => {
+      open = false;
+      controller.abort(new TurnAbort("disconnected"));
+    };
+    request.signal.addEventListener("abort", onDisconnect, { once: true });
+
+    const finished = runTurn(deps, req, emit, controller.signal)
+      .catch((e) => {
+        console.error(`chat ${cmd.chatId}: turn crashed`, e);
+        emit({ type: "error", message: "The answer could not be completed", code: "internal_error", retryable: true });
+      })
+      .finally(() => {
+        clearInterval(heartbeat);
+        request.signal.removeEventListener("abort", onDisconnect);
+        open = false;
+        writer.close().catch(() => {});
+      });
+    this.track(controller, finished);
+    return new Response(readable, { headers: SSE_HEADERS });
+  }
+
+  private track(controller: AbortController, finished: Promise<unknown>) {
+    const entry: ActiveTurn = { controller, finished };
+    this.active = entry;
+    finished.finally(() => {
+      if (this.active === entry) this.active = null;
+    }).catch(() => {});
+  }
+}
+
+function outcome(r: TurnResult): TurnOutcome {
+  return {
+    user_message: publicMessage(r.userMessage),
+    assistant_message: publicMessage(r.assistantMessage),
+    usage: r.usage,
+    status: r.status,
+    sources: r.sources,
+    ...(r.error ? { error: r.error } : {}),
+  };
+}

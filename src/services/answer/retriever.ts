@@ -1,0 +1,23 @@
+import type { Database } from "../../db/client";
+import type { KnowledgeBase } from "../../db/schema";
+import type { Env } from "../../env";
+import { searchKnowledgeBase } from "../retrieval/search";
+import type { Retriever } from "./types";
+
+/** The answer pipeline's view of knowledge-base search (src/services/retrieval). */
+export function createRetriever(db: Database, env: Env, kb: Pick<KnowledgeBase, "id">): Retriever {
+  return async (query, limit, signal) => {
+    signal?.throwIfAborted();
+    const passages = await searchKnowledgeBase(env, db, { knowledgeBaseId: kb.id, query, limit });
+    return passages.map((p) => ({
+      document_id: p.document_id,
+      filename: p.filename,
+      chunk_id: p.chunk_id,
+      text: p.text,
+      score: p.score,
+      page: p.page,
+      heading: p.heading,
+      url: p.url,
+    }));
+  };
+}

@@ -1,0 +1,52 @@
+import type { Context } from "hono";
+import { authorize, requireCaller, type Access } from "../../auth/authorize";
+import type { Caller } from "../../auth/caller";
+import type { Permission } from "../../auth/permissions";
+import type { Chat } from "../../db/schema";
+import { badRequest, conflict, notFound } from "../../lib/errors";
+import type { AppEnv } from "../../types";
+import { chatScope, getChat } from "./chats";
+
+/**
+ * Chat ownership, on top of the authorization layer. A chat created with a
+ * user session belongs to that user. A chat created with an API key belongs to
+ * the application (any key that reaches its tenant and knowledge base) and,
+ * when it was created with `external_subject_id`, to that end user: every later
+ * call must pass the same value (specification, Authentication §6). Anything
+ * else answers 404, so no caller learns that another owner's chat exists.
+ */
+
+/** Signed-in users never pass external_subject_id (API-DECISIONS, "Refusals"). */
+export function assertSubjectParam(caller: Caller, externalSubjectId: string | undefined | null) {
+  if (caller.type === "user" && externalSubjectId !== undefined && externalSubjectId !== null) {
+    throw badRequest("external_subject_id is for API-key calls on behalf of end users; signed-in users cannot send it", [
+      { path: "external_subject_id", message: "Not accepted with a user session" },
+    ]);
+  }
+}
+
+export function ownsChat(caller: Caller, chat: Chat, externalSubjectId: string | undefined | null): boolean {
+  if (caller.type === "user") return chat.ownerUserId === caller.user.id;
+  if (chat.ownerUserId) return false; // a user's own chat is not the application's
+  return (chat.externalSubjectId ?? null) === (externalSubjectId ?? null);
+}
+
+export async function authorizeChat(
+  c: Context<AppEnv>,
+  chatId: string,
+  externalSubjectId: string | undefined | null,
+  permission: Permission = "query:rag",
+): Promise<{ chat: Chat; access: Access }> {
+  const caller = requireCaller(c);
+  assertSubjectParam(caller, externalSubjectId);
+  const chat = await getChat(c.get("db"), chatId.toLowerCase());
+  const access = await authorize(c, permission, chatScope(chat), { what: "Chat" });
+  if (!ownsChat(caller, chat!, externalSubjectId)) throw notFound("Chat");
+  return { chat: chat!, access };
+}
+
+export function assertNotTerminated(chat: Chat) {
+  if (chat.terminatedAt) {
+    throw conflict("chat_terminated", `This chat session was terminated at ${chat.terminatedAt}; start a new chat`);
+  }
+}

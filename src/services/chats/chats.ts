@@ -1,0 +1,239 @@
+import { and, asc, count, desc, eq, isNull, sql, type SQL } from "drizzle-orm";
+import type { ResourceScope } from "../../auth/resources";
+import type { Database } from "../../db/client";
+import { isUniqueViolation } from "../../db/errors";
+import {
+  chats,
+  messages,
+  type Chat,
+  type ChatSettings,
+  type ChatTodo,
+  type KnowledgeBase,
+  type Message,
+  type MessageMetadata,
+} from "../../db/schema";
+import { conflict, notFound } from "../../lib/errors";
+import { newId } from "../../lib/ids";
+import { nowIso } from "../../lib/time";
+
+export const TITLE_MAX = 255;
+export const truncateTitle = (t: string) => (t.length > TITLE_MAX ? t.slice(0, TITLE_MAX) : t);
+
+export const chatScope = (chat: Chat | undefined | null): ResourceScope | null =>
+  chat
+    ? {
+        organizationId: chat.organizationId,
+        environmentId: chat.environmentId,
+        tenantId: chat.tenantId,
+        knowledgeBaseId: chat.knowledgeBaseId,
+      }
+    : null;
+
+export function publicChat(chat: Chat) {
+  return {
+    id: chat.id,
+    tenant_id: chat.tenantId,
+    knowledge_base_id: chat.knowledgeBaseId,
+    model: chat.model,
+    title: chat.title,
+    access_level: chat.accessLevel,
+    external_subject_id: chat.externalSubjectId,
+    agent_mode: chat.agentMode,
+    is_query: chat.isQuery,
+    shared_source_chat_id: chat.sharedSourceChatId,
+    websearch_enable: chat.settings.websearch_enable ?? false,
+    message_count: chat.messageCount,
+    last_message_at: chat.lastMessageAt,
+    terminated_at: chat.terminatedAt,
+    termination_reason: chat.terminationReason,
+    created_at: chat.createdAt,
+    updated_at: chat.updatedAt,
+  };
+}
+
+export function publicMessage(m: Message) {
+  const md = m.metadata ?? {};
+  return {
+    id: m.id,
+    chat_id: m.chatId,
+    role: m.role,
+    content: m.content,
+    created_at: m.createdAt,
+    metadata: {
+      sources: md.sources ?? [],
+      usage: md.usage ?? null,
+      model: md.model ?? null,
+      status: m.status,
+      memoryUsed: md.memoryUsed ?? false,
+      delegatedAgentIds: md.delegatedAgentIds ?? [],
+      imageUrls: md.imageUrls ?? [],
+      ...(md.attachedArtifactIds?.length ? { attachedArtifactIds: md.attachedArtifactIds } : {}),
+      ...(md.error ? { error: md.error } : {}),
+    },
+  };
+}
+
+export async function getChat(db: Database, id: string): Promise<Chat | undefined> {
+  return db.select().from(chats).where(eq(chats.id, id)).get();
+}
+
+export interface NewChat {
+  id: string;
+  kb: KnowledgeBase;
+  model: string;
+  title?: string | null;
+  ownerUserId: string | null;
+  apiKeyId: string | null;
+  externalSubjectId: string | null;
+  agentMode: Chat["agentMode"];
+  isQuery?: boolean;
+  sharedSourceChatId?: string | null;
+  settings: ChatSettings;
+}
+
+export async function createChat(db: Database, input: NewChat): Promise<Chat> {
+  const now = nowIso();
+  const chat: Chat = {
+    id: input.id.toLowerCase(),
+    organizationId: input.kb.organizationId,
+    environmentId: input.kb.environmentId,
+    tenantId: input.kb.tenantId,
+    knowledgeBaseId: input.kb.id,
+    model: input.model,
+    title: input.title ? truncateTitle(input.title) : null,
+    accessLevel: "private",
+    ownerUserId: input.ownerUserId,
+    createdByApiKeyId: input.apiKeyId,
+    externalSubjectId: input.externalSubjectId,
+    agentMode: input.agentMode,
+    isQuery: input.isQuery ?? false,
+    sharedSourceChatId: input.sharedSourceChatId ?? null,
+    settings: input.settings,
+    todo: null,
+    summary: null,
+    summaryThroughSeq: 0,
+    terminatedAt: null,
+    terminationReason: null,
+    messageCount: 0,
+    lastMessageAt: null,
+    createdAt: now,
+    updatedAt: now,
+  };
+  try {
+    await db.insert(chats).values(chat);
+  } catch (e) {
+    if (isUniqueViolation(e)) throw conflict("conflict", `A chat with id ${chat.id} already exists`);
+    throw e;
+  }
+  return chat;
+}
+
+export interface ChatListFilter {
+  tenantId: string;
+  knowledgeBaseId?: string;
+  ownerUserId?: string;
+  /** API-key listings: only chats created through keys (never users' private chats). */
+  keyCreated?: boolean;
+  externalSubjectId?: string;
+  isQuery?: boolean;
+}
+
+export async function listChats(db: Database, f: ChatListFilter, page: { limit: number; offset: number }) {
+  const conds: SQL[] = [eq(chats.tenantId, f.tenantId)];
+  if (f.knowledgeBaseId) conds.push(eq(chats.knowledgeBaseId, f.knowledgeBaseId));
+  if (f.ownerUserId) conds.push(eq(chats.ownerUserId, f.ownerUserId));
+  if (f.keyCreated) conds.push(isNull(chats.ownerUserId));
+  if (f.externalSubjectId !== undefined) conds.push(eq(chats.externalSubjectId, f.externalSubjectId));
+  if (f.isQuery !== undefined) conds.push(eq(chats.isQuery, f.isQuery));
+  const where = and(...conds);
+  const [rows, total] = await Promise.all([
+    db.select().from(chats).where(where).orderBy(desc(chats.updatedAt), desc(chats.id)).limit(page.limit).offset(page.offset).all(),
+    db.select({ n: count() }).from(chats).where(where).get(),
+  ]);
+  return { rows, total: total?.n ?? 0 };
+}
+
+export async function updateChat(db: Database, id: string, set: Partial<Chat>): Promise<Chat> {
+  const row = await db.update(chats).set({ ...set, updatedAt: nowIso() }).where(eq(chats.id, id)).returning().get();
+  if (!row) throw notFound("Chat");
+  return row;
+}
+
+export async function deleteChat(db: Database, id: string): Promise<void> {
+  await db.delete(chats).where(eq(chats.id, id));
+}
+
+/** Ends the agent session; messages stay for audit. Terminating twice keeps the first record. */
+export async function terminateChat(db: Database, chat: Chat, reason: string | null): Promise<Chat> {
+  if (chat.terminatedAt) return chat;
+  return updateChat(db, chat.id, { terminatedAt: nowIso(), terminationReason: reason });
+}
+
+export async function setTodo(db: Database, chatId: string, todo: ChatTodo | null): Promise<void> {
+  await db.update(chats).set({ todo }).where(eq(chats.id, chatId));
+}
+
+// ---- Messages ----------------------------------------------------------------
+
+export async function appendMessage(
+  db: Database,
+  chatId: string,
+  input: { role: Message["role"]; content: string; status?: Message["status"]; metadata?: MessageMetadata; id?: string },
+): Promise<Message> {
+  const id = input.id ?? newId("msg");
+  const createdAt = nowIso();
+  const metadata = input.metadata ?? {};
+  // seq is computed in the same statement; UNIQUE(chat_id, seq) guards races.
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await db.run(sql`
+        INSERT INTO messages (id, chat_id, seq, role, content, status, metadata, created_at)
+        SELECT ${id}, ${chatId}, COALESCE(MAX(seq), 0) + 1, ${input.role}, ${input.content},
+               ${input.status ?? "complete"}, ${JSON.stringify(metadata)}, ${createdAt}
+        FROM messages WHERE chat_id = ${chatId}`);
+      const row = await db.select().from(messages).where(eq(messages.id, id)).get();
+      return row!;
+    } catch (e) {
+      if (attempt < 3 && isUniqueViolation(e)) continue;
+      throw e;
+    }
+  }
+}
+
+export async function updateMessage(
+  db: Database,
+  id: string,
+  set: { content?: string; status?: Message["status"]; metadata?: MessageMetadata },
+): Promise<Message | undefined> {
+  return db.update(messages).set(set).where(eq(messages.id, id)).returning().get();
+}
+
+export async function listMessages(db: Database, chatId: string, page: { limit: number; offset: number }) {
+  const [rows, total] = await Promise.all([
+    db.select().from(messages).where(eq(messages.chatId, chatId)).orderBy(asc(messages.seq)).limit(page.limit).offset(page.offset).all(),
+    db.select({ n: count() }).from(messages).where(eq(messages.chatId, chatId)).get(),
+  ]);
+  return { rows, total: total?.n ?? 0 };
+}
+
+/** The `limit` most recent messages, oldest first. */
+export async function recentMessages(db: Database, chatId: string, limit: number, afterSeq = 0): Promise<Message[]> {
+  const rows = await db
+    .select()
+    .from(messages)
+    .where(and(eq(messages.chatId, chatId), sql`${messages.seq} > ${afterSeq}`))
+    .orderBy(desc(messages.seq))
+    .limit(limit)
+    .all();
+  return rows.reverse();
+}
+
+export async function deleteMessage(db: Database, chatId: string, messageId: string): Promise<boolean> {
+  const row = await db
+    .delete(messages)
+    .where(and(eq(messages.id, messageId), eq(messages.chatId, chatId)))
+    .returning({ id: messages.id })
+    .get();
+  return Boolean(row);
+}
+

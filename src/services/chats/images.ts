@@ -1,0 +1,113 @@
+import type { Context } from "hono";
+import type { Chat } from "../../db/schema";
+import type { Env } from "../../env";
+import { config } from "../../lib/config";
+import { badRequest } from "../../lib/errors";
+import { randomToken } from "../../lib/crypto";
+import type { AppEnv } from "../../types";
+
+/**
+ * Images attached to a chat's first message (at most 2 data URLs of png, jpeg,
+ * webp or gif, each at most 5 MB). They are stored in R2 under the knowledge
+ * base's prefix (so deleting the chat, knowledge base, tenant or organization
+ * removes them) and served at an unguessable capability URL,
+ * PUBLIC_BASE_URL/chat-images/:chatId/:token.:ext, which is what the message's
+ * `imageUrls` carry. Models receive the bytes themselves, never the URL.
+ */
+export const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
+
+const TYPES: Record<string, { ext: string; mediaType: string }> = {
+  png: { ext: "png", mediaType: "image/png" },
+  jpeg: { ext: "jpg", mediaType: "image/jpeg" },
+  jpg: { ext: "jpg", mediaType: "image/jpeg" },
+  webp: { ext: "webp", mediaType: "image/webp" },
+  gif: { ext: "gif", mediaType: "image/gif" },
+};
+const BY_EXT: Record<string, string> = { png: "image/png", jpg: "image/jpeg", webp: "image/webp", gif: "image/gif" };
+
+/** Magic numbers: the bytes must really be the declared kind of image. */
+function sniff(bytes: Uint8Array): string | null {
+  const b = bytes;
+  if (b[0] === 0x89 && b[1] === 0x50 && b[2] === 0x4e && b[3] === 0x47) return "image/png";
+  if (b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff) return "image/jpeg";
+  if (b[0] === 0x47 && b[1] === 0x49 && b[2] === 0x46) return "image/gif";
+  if (b[0] === 0x52 && b[1] === 0x49 && b[2] === 0x46 && b[3] === 0x46 && b[8] === 0x57 && b[9] === 0x45 && b[10] === 0x42 && b[11] === 0x50) {
+    return "image/webp";
+  }
+  return null;
+}
+
+export const chatPrefix = (chat: Pick<Chat, "organizationId" | "tenantId" | "knowledgeBaseId" | "id">) =>
+  `o/${chat.organizationId}/t/${chat.tenantId}/kb/${chat.knowledgeBaseId}/chats/${chat.id}/`;
+
+export interface StoredImage {
+  url: string;
+  key: string;
+  mediaType: string;
+}
+
+export async function storeChatImages(c: Context<AppEnv>, chat: Chat, dataUrls: string[]): Promise<StoredImage[]> {
+  const decoded = dataUrls.map((d, i) => {
+    const m = /^data:image\/(png|jpeg|jpg|webp|gif);base64,([\s\S]+)$/.exec(d);
+    const path = `body.images.${i}`;
+    if (!m) throw badRequest("Images must be base64 data URLs of png, jpeg, webp or gif", [{ path, message: "Not an image data URL" }]);
+    let bytes: Uint8Array;
+    try {
+      bytes = Uint8Array.from(atob(m[2].replace(/\s+/g, "")), (ch) => ch.charCodeAt(0));
+    } catch {
+      throw badRequest("An image is not valid base64", [{ path, message: "Invalid base64" }]);
+    }
+    if (bytes.byteLength > MAX_IMAGE_BYTES) throw badRequest("Each image must be at most 5 MB", [{ path, message: "Larger than 5 MB" }]);
+    const type = TYPES[m[1]];
+    if (sniff(bytes) !== type.mediaType) {
+      throw badRequest(`The data of image ${i + 1} is not a ${m[1]} image`, [{ path, message: "Content does not match the declared type" }]);
+    }
+    return { bytes, type };
+  });
+  const base = config(c.env).publicBaseUrl;
+  const out: StoredImage[] = [];
+  for (const { bytes, type } of decoded) {
+    const name = `${randomToken(16)}.${type.ext}`;
+    const key = `${chatPrefix(chat)}${name}`;
+    await c.env.BUCKET.put(key, bytes, { httpMetadata: { contentType: type.mediaType } });
+    out.push({ url: `${base}/chat-images/${chat.id}/${name}`, key, mediaType: type.mediaType });
+  }
+  return out;
+}
+
+/** Loads stored images for a model call. */
+export async function loadImages(env: Env, images: Array<{ key: string; mediaType: string }>) {
+  const out: Array<{ data: Uint8Array; mediaType: string }> = [];
+  for (const img of images) {
+    const obj = await env.BUCKET.get(img.key);
+    if (obj) out.push({ data: new Uint8Array(await obj.arrayBuffer()), mediaType: img.mediaType });
+  }
+  return out;
+}
+
+/** Serves PUBLIC_BASE_URL/chat-images/:chatId/:file (the URL is the capability). */
+export async function serveChatImage(c: Context<AppEnv>, chat: Chat | undefined, file: string): Promise<Response> {
+  const m = /^([A-Za-z0-9_-]{20,64})\.(png|jpg|webp|gif)$/.exec(file);
+  if (!chat || !m) return c.notFound();
+  const obj = await c.env.BUCKET.get(`${chatPrefix(chat)}${file}`);
+  if (!obj) return c.notFound();
+  return new Response(obj.body, {
+    headers: {
+      "Content-Type": BY_EXT[m[2]],
+      "Cache-Control": "private, max-age=3600",
+      "Content-Security-Policy": "default-src 'none'; sandbox",
+      "X-Content-Type-Options": "nosniff",
+    },
+  });
+}
+
+/** Removes a deleted chat's stored images (R2 lists at most 1,000 keys a page). */
+export async function deleteChatFiles(env: Env, chat: Pick<Chat, "organizationId" | "tenantId" | "knowledgeBaseId" | "id">): Promise<void> {
+  const prefix = chatPrefix(chat);
+  let cursor: string | undefined;
+  do {
+    const page = await env.BUCKET.list({ prefix, cursor });
+    if (page.objects.length) await env.BUCKET.delete(page.objects.map((o) => o.key));
+    cursor = page.truncated ? page.cursor : undefined;
+  } while (cursor);
+}

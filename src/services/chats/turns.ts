@@ -1,0 +1,104 @@
+import type { Context } from "hono";
+import type { Caller } from "../../auth/caller";
+import type { TurnCommand } from "../../durable/chat-session";
+import type { Chat, KnowledgeBase } from "../../db/schema";
+import { badRequest, conflict } from "../../lib/errors";
+import type { AppEnv } from "../../types";
+import { actorOf, assertCanSpend } from "../billing/metering";
+import { getModel, type ModelInfo } from "../models/registry";
+import { loadAttachedArtifacts } from "../artifacts/attached";
+import { getSkillsForRun } from "../skills/skills";
+
+/** Validation shared by every turn: model, knowledge base state, credits, extras. */
+
+export function resolveModel(c: Context<AppEnv>, id: string, path = "body.model"): ModelInfo {
+  const model = getModel(c.env, id);
+  if (!model) {
+    throw badRequest(`Unknown model '${id}'; GET /api/v1/chats/models lists the supported models`, [{ path, message: "Unknown model" }]);
+  }
+  if (!model.available) {
+    throw badRequest(`Model '${id}' is not available on this service (no provider key is configured)`, [
+      { path, message: "Model not available" },
+    ]);
+  }
+  return model;
+}
+
+export function assertKnowledgeBaseActive(kb: KnowledgeBase) {
+  if (kb.status !== "active") {
+    throw conflict("knowledge_base_inactive", "This knowledge base is inactive; it does not accept new chats or queries");
+  }
+}
+
+export interface TurnExtras {
+  connector_slugs: string[];
+  delegate_agent_ids: string[];
+  skill_ids: string[];
+  attached_artifact_ids: string[];
+}
+
+/**
+ * Connected apps and agents are later capabilities: until they exist, no slug
+ * or agent id can resolve, so naming one is refused rather than ignored.
+ */
+export function assertExtrasResolvable(extras: Pick<TurnExtras, "connector_slugs" | "delegate_agent_ids">) {
+  if (extras.connector_slugs.length) {
+    throw badRequest(`Unknown connector(s): ${extras.connector_slugs.join(", ")}`, [
+      { path: "body.connector_slugs", message: "No connected app with this slug is available" },
+    ]);
+  }
+  if (extras.delegate_agent_ids.length) {
+    throw badRequest(`Unknown agent(s): ${extras.delegate_agent_ids.join(", ")}`, [
+      { path: "body.delegate_agent_ids", message: "No agent with this id exists" },
+    ]);
+  }
+}
+
+export async function prepareTurn(
+  c: Context<AppEnv>,
+  caller: Caller,
+  chat: Chat,
+  kb: KnowledgeBase,
+  input: {
+    content: string;
+    model: ModelInfo;
+    mode: "quick" | "deep";
+    websearch: boolean;
+    operation: TurnCommand["operation"];
+    chunkCount?: number;
+    extras: TurnExtras;
+    images?: TurnCommand["images"];
+  },
+): Promise<TurnCommand> {
+  if (chat.terminatedAt) {
+    throw conflict("chat_terminated", `This chat session was terminated at ${chat.terminatedAt}; start a new chat`);
+  }
+  assertKnowledgeBaseActive(kb);
+  assertExtrasResolvable(input.extras);
+  const db = c.get("db");
+  // Skills and attached artifacts resolve to their current content now (and
+  // bad ids are refused) before any credit is spent.
+  const skills = await getSkillsForRun(db, chat.tenantId, input.extras.skill_ids);
+  const attachments = await loadAttachedArtifacts(
+    db,
+    { knowledgeBaseId: chat.knowledgeBaseId, tenantId: chat.tenantId },
+    input.extras.attached_artifact_ids,
+  );
+  // New model work needs available credits; refused before any model call.
+  await assertCanSpend(db, chat.tenantId);
+  return {
+    chatId: chat.id,
+    content: input.content,
+    modelId: input.model.id,
+    mode: input.mode,
+    websearch: input.websearch,
+    actor: actorOf(caller),
+    operation: input.operation,
+    stream: false,
+    chunkCount: input.chunkCount,
+    images: input.images,
+    skills: skills.map((sk) => ({ name: sk.name, body: sk.body })),
+    attachments,
+  };
+}
+

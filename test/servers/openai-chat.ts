@@ -1,0 +1,113 @@
+import type http from "node:http";
+
+/**
+ * The chat-completions half of the local OpenAI-compatible test server
+ * (test/servers/openai.ts routes to it), also used by `npm run bench:stream`.
+ * It speaks the real protocol (JSON and SSE streaming with a final usage
+ * chunk, tool calls) and behaves by model name:
+ *   - any model: answers "<ANSWER>" (citing [1]), streamed word by word;
+ *   - "*-fail-mid-stream": streams a few tokens, then breaks the connection;
+ *   - "*-error": answers HTTP 500;
+ *   - "*-slow": waits `slowMs` between tokens.
+ * With `tools` in the request and no tool result yet, it calls the first tool
+ * once with a query taken from the last user message.
+ * GET /__requests?contains=<text> counts requests whose body contains <text>.
+ */
+export interface OpenAIServerOptions {
+  /** Delay between streamed tokens, ms. */
+  cadenceMs?: number;
+  slowMs?: number;
+  answer?: string;
+}
+
+const DEFAULT_ANSWER =
+  "According to the knowledge base, the answer is stated in the first source [1]. Further details are in the documents [1].";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export function createOpenAIHandler(opts: OpenAIServerOptions = {}) {
+  const log: string[] = [];
+  return async (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const url = new URL(req.url ?? "/", "http://x");
+    if (req.method === "GET" && url.pathname === "/__requests") {
+      const needle = url.searchParams.get("contains") ?? "";
+      res.setHeader("Content-Type", "application/json");
+      res.end(JSON.stringify({ count: log.filter((b) => b.includes(needle)).length }));
+      return;
+    }
+    let raw = "";
+    for await (const chunk of req) raw += chunk;
+    log.push(raw);
+    if (log.length > 5000) log.splice(0, 1000);
+
+    if (url.pathname === "/v1/models") {
+      res.setHeader("Content-Type", "application/json");
+      res.end(JSON.stringify({ data: [{ id: "test-model", object: "model" }] }));
+      return;
+    }
+    if (url.pathname !== "/v1/chat/completions" || req.method !== "POST") {
+      res.statusCode = 404;
+      res.end(JSON.stringify({ error: { message: "not found" } }));
+      return;
+    }
+    const body = JSON.parse(raw || "{}");
+    const model: string = body.model ?? "test-model";
+    if (model.endsWith("-error")) {
+      res.statusCode = 500;
+      res.setHeader("Content-Type", "application/json");
+      res.end(JSON.stringify({ error: { message: "upstream exploded", type: "server_error" } }));
+      return;
+    }
+    const messages: Array<{ role: string; content: unknown }> = body.messages ?? [];
+    const lastUser = [...messages].reverse().find((m) => m.role === "user");
+    const lastUserText = typeof lastUser?.content === "string" ? lastUser.content : JSON.stringify(lastUser?.content ?? "");
+    const promptTokens = Math.ceil(JSON.stringify(messages).length / 4);
+    const id = `chatcmpl-${Math.random().toString(36).slice(2)}`;
+    const created = Math.floor(Date.now() / 1000);
+
+    const wantsTool = Array.isArray(body.tools) && body.tools.length > 0 && !messages.some((m) => m.role === "tool");
+    if (wantsTool) {
+      const fn = body.tools[0].function.name;
+      const args = JSON.stringify({ query: lastUserText.replace(/^Question:\s*/, "").split("\n")[0].slice(0, 100) });
+      const toolCall = { id: "call_1", type: "function", function: { name: fn, arguments: args } };
+      const usage = { prompt_tokens: promptTokens, completion_tokens: 12, total_tokens: promptTokens + 12 };
+      if (body.stream) {
+        res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-cache" });
+        res.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta: { role: "assistant", tool_calls: [{ index: 0, ...toolCall }] }, finish_reason: null }] })}\n\n`);
+        res.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta: {}, finish_reason: "tool_calls" }] })}\n\n`);
+        res.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [], usage })}\n\n`);
+        res.end("data: [DONE]\n\n");
+      } else {
+        res.setHeader("Content-Type", "application/json");
+        res.end(JSON.stringify({ id, object: "chat.completion", created, model, choices: [{ index: 0, message: { role: "assistant", content: null, tool_calls: [toolCall] }, finish_reason: "tool_calls" }], usage }));
+      }
+      return;
+    }
+
+    const answer = Array.isArray(body.tools) ? "DONE" : opts.answer ?? DEFAULT_ANSWER;
+    const tokens = answer.match(/\S+\s*/g) ?? [];
+    const usage = { prompt_tokens: promptTokens, completion_tokens: tokens.length, total_tokens: promptTokens + tokens.length };
+    if (!body.stream) {
+      res.setHeader("Content-Type", "application/json");
+      res.end(JSON.stringify({ id, object: "chat.completion", created, model, choices: [{ index: 0, message: { role: "assistant", content: answer }, finish_reason: "stop" }], usage }));
+      return;
+    }
+    res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-cache", Connection: "keep-alive" });
+    const cadence = model.endsWith("-slow") ? (opts.slowMs ?? 200) : (opts.cadenceMs ?? 0);
+    const failAfter = model.endsWith("-fail-mid-stream") ? 3 : Infinity;
+    res.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }] })}\n\n`);
+    for (let i = 0; i < tokens.length; i++) {
+      if (i >= failAfter) {
+        res.destroy(); // the connection breaks mid-stream
+        return;
+      }
+      if (cadence) await sleep(cadence);
+      if (res.destroyed) return;
+      res.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta: { content: tokens[i] }, finish_reason: null }] })}\n\n`);
+    }
+    res.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta: {}, finish_reason: "stop" }] })}\n\n`);
+    res.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [], usage })}\n\n`);
+    res.end("data: [DONE]\n\n");
+  };
+}
+
