@@ -58,6 +58,19 @@ export function createApp() {
   const app = new OpenAPIHono<AppEnv>();
 
   app.use("*", requestId({ headerName: "X-Request-Id" }));
+  app.use("*", async (c, next) => {
+    await next();
+    // Responses passed through as they are (the chat Durable Object's SSE
+    // stream) do not carry headers set on the context: add the request id.
+    if (!c.res.headers.has("X-Request-Id")) {
+      try {
+        c.res.headers.set("X-Request-Id", c.get("requestId"));
+      } catch {
+        c.res = new Response(c.res.body, c.res);
+        c.res.headers.set("X-Request-Id", c.get("requestId"));
+      }
+    }
+  });
   app.use("*", cors);
   app.use("*", async (c, next) => {
     c.set("db", createDb(c.env.DB));

@@ -5,48 +5,74 @@ import { startTestServers } from "./servers";
 
 const root = path.join(import.meta.dirname, "..");
 
+/**
+ * Three projects:
+ * - `workers`: the suite, inside workerd, with the local protocol servers;
+ * - `paced`: the same Worker with local-extractive pacing its partial answers
+ *   (LOCAL_MODEL_TOKEN_DELAY_MS) and fast heartbeats, so stop, replacement,
+ *   disconnect and heartbeats are exercised deterministically (test/paced/);
+ * - `e2e`: Node tests that drive `wrangler dev` with a real browser (test/e2e/).
+ */
 export default defineConfig(async () => {
   const migrations = await readD1Migrations(path.join(root, "migrations"));
   // Local protocol servers (see test/servers); their URLs reach the Worker as TEST_SERVERS.
   const servers = await startTestServers();
   // The URL guard refuses private addresses; tests allow exactly the local web server (by IP and by name).
   const webPort = new URL(servers.web).port;
-  return {
-    plugins: [
-      cloudflareTest({
-        wrangler: { configPath: path.join(root, "wrangler.toml") },
-        miniflare: {
-          bindings: {
-            TEST_MIGRATIONS: migrations,
-            TEST_SERVERS: JSON.stringify(servers),
-            ENVIRONMENT: "test",
-            // Same code path as production with fewer PBKDF2 rounds, to keep the suite fast.
-            PASSWORD_ITERATIONS: "1000",
-            // Tests sign up many users from one address; the throttle has its own test.
-            SIGNUP_THROTTLE_MAX: "0",
-            ALLOW_PRIVATE_URLS: `127.0.0.1:${webPort},localhost:${webPort}`,
-            // Provider models point at the local OpenAI-compatible server (test/servers/openai.ts).
-            OPENAI_BASE_URL: `${servers.openai}/v1`,
-            OPENAI_API_KEY: "test-key",
-            MODELS: JSON.stringify(
-              ["test-gpt", "test-gpt-fail-mid-stream", "test-gpt-error", "test-gpt-slow"].map((id) => ({
-                id,
-                context_window: 16000,
-                pricing: { input_per_1k: 1, output_per_1k: 2 },
-              })),
-            ),
-          },
-          // Deliver queued documents at once rather than after wrangler.toml's 1 s batch window.
-          queueConsumers: { "kb-ingest": { maxBatchTimeout: 0.05 } },
+
+  const workers = (extra: Record<string, string>) =>
+    cloudflareTest({
+      wrangler: { configPath: path.join(root, "wrangler.toml") },
+      miniflare: {
+        bindings: {
+          TEST_MIGRATIONS: migrations,
+          TEST_SERVERS: JSON.stringify(servers),
+          ENVIRONMENT: "test",
+          // Same code path as production with fewer PBKDF2 rounds, to keep the suite fast.
+          PASSWORD_ITERATIONS: "1000",
+          // Tests sign up many users from one address; the throttle has its own test.
+          SIGNUP_THROTTLE_MAX: "0",
+          ALLOW_PRIVATE_URLS: `127.0.0.1:${webPort},localhost:${webPort}`,
+          // Provider models point at the local OpenAI-compatible server (test/servers/openai.ts).
+          OPENAI_BASE_URL: `${servers.openai}/v1`,
+          OPENAI_API_KEY: "test-key",
+          MODELS: JSON.stringify(
+            ["test-gpt", "test-gpt-fail-mid-stream", "test-gpt-error", "test-gpt-slow"].map((id) => ({
+              id,
+              context_window: 16000,
+              pricing: { input_per_1k: 1, output_per_1k: 2 },
+            })),
+          ),
+          ...extra,
         },
-      }),
-    ],
+        // Deliver queued documents at once rather than after wrangler.toml's 1 s batch window.
+        queueConsumers: { "kb-ingest": { maxBatchTimeout: 0.05 } },
+      },
+    });
+
+  const common = { root, setupFiles: ["test/setup.ts"], testTimeout: 30_000, hookTimeout: 30_000 };
+  return {
     test: {
-      root,
-      include: ["test/**/*.test.ts"],
-      setupFiles: ["test/setup.ts"],
-      testTimeout: 30_000,
-      hookTimeout: 30_000,
+      projects: [
+        {
+          plugins: [workers({ WEB_SEARCH_URL: `${servers.searx}/search` })],
+          test: { ...common, name: "workers", include: ["test/**/*.test.ts"], exclude: ["test/paced/**", "test/e2e/**"] },
+        },
+        {
+          plugins: [workers({ LOCAL_MODEL_TOKEN_DELAY_MS: "25", SSE_HEARTBEAT_MS: "1000" })],
+          test: { ...common, name: "paced", include: ["test/paced/**/*.test.ts"] },
+        },
+        {
+          test: {
+            root,
+            name: "e2e",
+            environment: "node",
+            include: ["test/e2e/**/*.test.ts"],
+            testTimeout: 120_000,
+            hookTimeout: 180_000,
+          },
+        },
+      ],
     },
   };
 });

@@ -98,7 +98,8 @@ export function createOpenAIHandler(opts: OpenAIServerOptions = {}) {
     res.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }] })}\n\n`);
     for (let i = 0; i < tokens.length; i++) {
       if (i >= failAfter) {
-        res.destroy(); // the connection breaks mid-stream
+        await sleep(50); // let the first tokens reach the client, then break the connection
+        res.destroy();
         return;
       }
       if (cadence) await sleep(cadence);
