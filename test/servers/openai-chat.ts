@@ -18,6 +18,8 @@ export interface OpenAIServerOptions {
   cadenceMs?: number;
   slowMs?: number;
   answer?: string;
+  /** Called when a streamed token is written (benchmarks measure the latency the service adds). */
+  onToken?: (requestBody: string, index: number, at: number) => void;
 }
 
 const DEFAULT_ANSWER =
@@ -105,6 +107,7 @@ export function createOpenAIHandler(opts: OpenAIServerOptions = {}) {
       if (cadence) await sleep(cadence);
       if (res.destroyed) return;
       res.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta: { content: tokens[i] }, finish_reason: null }] })}\n\n`);
+      opts.onToken?.(raw, i, performance.now() + performance.timeOrigin);
     }
     res.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta: {}, finish_reason: "stop" }] })}\n\n`);
     res.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [], usage })}\n\n`);
