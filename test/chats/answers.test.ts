@@ -87,8 +87,13 @@ describe("grounded answers", () => {
     const a = r.assistant_message.content;
     expect(a).toMatch(/5 business days/);
     expect(a).toMatch(/Monday to Friday/);
-    const todo = expectStatus(await call(`/chats/${r.chat.id}/todo`, auth), 200);
-    expect(todo).toEqual({ todo: null }); // cleared once the answer is written
+    const { todo } = expectStatus(await call(`/chats/${r.chat.id}/todo`, auth), 200);
+    expect(todo.items.map((i: any) => i.content)).toEqual([
+      "Search the knowledge base: How long do refunds take",
+      "Search the knowledge base: When is the support desk open",
+      "Write the answer with citations",
+    ]);
+    expect(todo.items.every((i: any) => i.status === "completed")).toBe(true);
   });
 
   it("charges API-key turns to the key", async () => {

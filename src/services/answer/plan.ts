@@ -35,6 +35,10 @@ export function decompose(question: string): string[] {
     if (pieces.length > 1 && pieces.every(hasSubstance)) parts.push(...pieces);
     else parts.push(ask);
   }
-  const unique = [...new Set(parts.map((p) => p.replace(/[?.!]+$/, "").trim()).filter(Boolean))];
+  const tidy = (p: string) => {
+    const t = p.replace(/^(?:and|also|but|or|then|plus)\s+/i, "").replace(/[?.!]+$/, "").trim();
+    return t.charAt(0).toUpperCase() + t.slice(1);
+  };
+  const unique = [...new Set(parts.map(tidy).filter(Boolean))];
   return unique.slice(0, MAX_PARTS);
 }

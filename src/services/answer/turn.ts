@@ -4,7 +4,7 @@ import type { Chat, ChatTodo, KnowledgeBase, Message, Source, TodoItem } from ".
 import type { Env } from "../../env";
 import { config } from "../../lib/config";
 import { newId } from "../../lib/ids";
-import { terms } from "../../lib/text";
+import { estimateTokens, terms } from "../../lib/text";
 import { nowIso } from "../../lib/time";
 import { recordUsage, type Actor } from "../billing/metering";
 import { appendMessage, publicMessage, setTodo } from "../chats/chats";
@@ -175,6 +175,7 @@ export async function runTurn(deps: TurnDeps, req: TurnRequest, emit: Emit, sign
     const query = retrievalQuery(req.content, history);
     let passages: Passage[] = [];
     let parts: string[] = [req.content];
+    let finishTodo: (() => Promise<void>) | null = null;
     if (req.mode === "quick") {
       passages = await deps.retriever(query, req.chunkCount ?? QUICK_PASSAGES, signal);
     } else {
@@ -231,6 +232,13 @@ export async function runTurn(deps: TurnDeps, req: TurnRequest, emit: Emit, sign
       }
       items[items.length - 1].status = "in_progress";
       await publishTodo();
+      // The list stays persisted after the turn (GET /chats/:id/todo); its last step is
+      // marked done in storage only, since no todo_update may follow the answer.
+      finishTodo = async () => {
+        items[items.length - 1].status = "completed";
+        todo.updated_at = nowIso();
+        await setTodo(db, chat.id, todo);
+      };
     }
 
     if (req.websearch) {
@@ -281,7 +289,7 @@ export async function runTurn(deps: TurnDeps, req: TurnRequest, emit: Emit, sign
           return `**${part}**\n${empty ? NO_ANSWER : renderExtractive(picks)}`;
         });
         answer = sections.join("\n\n");
-        used.input_tokens += extractiveAnswer(req.content, extractivePassages).usage.input_tokens;
+        used.input_tokens += estimateTokens(req.content) + extractivePassages.reduce((n, p) => n + estimateTokens(p.text), 0);
       } else {
         const r = extractiveAnswer(req.content, extractivePassages, { maxSentences: req.mode === "deep" ? 6 : 4 });
         answer = r.content;
@@ -312,8 +320,8 @@ export async function runTurn(deps: TurnDeps, req: TurnRequest, emit: Emit, sign
       used.output_tokens += r.usage.output_tokens;
     }
     content = sanitizeCitations(content, sources.length);
-    if (req.mode === "deep") await setTodo(db, chat.id, null).catch(() => {});
     await emit({ type: "final_response", content, isComplete: true });
+    if (finishTodo) await finishTodo();
   } catch (e) {
     const reason = signal.aborted ? signal.reason : e;
     if (reason instanceof TurnAbort) {
