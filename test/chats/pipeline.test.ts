@@ -114,3 +114,23 @@ describe("answer pipeline", () => {
     );
   });
 });
+
+describe("chat files", () => {
+  it("deleting the chat (or its knowledge base) removes its stored images", async () => {
+    const { kb, auth } = await kbWithDocument();
+    const r = await newChat(auth, kb, { images: [`data:image/png;base64,${PNG_1PX}`] });
+    const r2 = await newChat(auth, kb, { images: [`data:image/png;base64,${PNG_1PX}`] });
+    const keys = (await env.DB.prepare("SELECT key, chat_id FROM chat_files WHERE chat_id IN (?, ?)").bind(r.chat.id, r2.chat.id).all<any>()).results;
+    expect(keys).toHaveLength(2);
+    for (const k of keys) expect(await env.BUCKET.head(k.key)).not.toBeNull();
+    expect((await call(`/chats/${r.chat.id}`, { ...auth, method: "DELETE" })).status).toBe(204);
+    const { drainGarbage } = await import("../../src/services/documents/cleanup");
+    const { createDb } = await import("../../src/db/client");
+    await drainGarbage(env, createDb(env.DB));
+    expect(await env.BUCKET.head(keys.find((k: any) => k.chat_id === r.chat.id).key)).toBeNull();
+    expect(await env.BUCKET.head(keys.find((k: any) => k.chat_id === r2.chat.id).key)).not.toBeNull();
+    expect((await call(`/knowledge-bases/${kb.id}`, { ...auth, method: "DELETE" })).status).toBe(204);
+    await drainGarbage(env, createDb(env.DB));
+    expect(await env.BUCKET.head(keys.find((k: any) => k.chat_id === r2.chat.id).key)).toBeNull();
+  });
+});

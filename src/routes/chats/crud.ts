@@ -16,7 +16,7 @@ import {
   truncateTitle,
   updateChat,
 } from "../../services/chats/chats";
-import { deleteChatFiles } from "../../services/chats/images";
+import { enqueueGc } from "../../services/ingest/messages";
 import { stopTurn } from "../../services/chats/session";
 import { getKnowledgeBase, knowledgeBaseScope } from "../../services/knowledge-bases";
 import { listModels } from "../../services/models/registry";
@@ -250,7 +250,8 @@ export const chatCrudRoutes = createRouter()
     const { chat } = await authorizeChat(c, c.req.valid("param").id, c.req.valid("query").external_subject_id);
     await stopTurn(c.env, chat.id).catch(() => false);
     await deleteChat(c.get("db"), chat.id);
-    c.executionCtx.waitUntil(deleteChatFiles(c.env, chat).catch((e) => console.error(`chat ${chat.id}: image cleanup failed`, e)));
+    // Its stored images went onto the garbage list with the rows: drain it soon.
+    c.executionCtx.waitUntil(enqueueGc(c.env, 1));
     return c.body(null, 204);
   })
   .openapi(removeMessage, async (c) => {

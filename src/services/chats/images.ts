@@ -3,7 +3,9 @@ import type { Chat } from "../../db/schema";
 import type { Env } from "../../env";
 import { config } from "../../lib/config";
 import { badRequest } from "../../lib/errors";
+import { sql } from "drizzle-orm";
 import { randomToken } from "../../lib/crypto";
+import { nowIso } from "../../lib/time";
 import type { AppEnv } from "../../types";
 
 /**
@@ -70,6 +72,10 @@ export async function storeChatImages(c: Context<AppEnv>, chat: Chat, dataUrls: 
     const name = `${randomToken(16)}.${type.ext}`;
     const key = `${chatPrefix(chat)}${name}`;
     await c.env.BUCKET.put(key, bytes, { httpMetadata: { contentType: type.mediaType } });
+    // Recorded so that deleting the chat (or anything above it) cleans the file up.
+    await c.get("db").run(sql`
+      INSERT INTO chat_files (key, chat_id, knowledge_base_id, media_type, created_at)
+      VALUES (${key}, ${chat.id}, ${chat.knowledgeBaseId}, ${type.mediaType}, ${nowIso()})`);
     out.push({ url: `${base}/chat-images/${chat.id}/${name}`, key, mediaType: type.mediaType });
   }
   return out;
@@ -99,15 +105,4 @@ export async function serveChatImage(c: Context<AppEnv>, chat: Chat | undefined,
       "X-Content-Type-Options": "nosniff",
     },
   });
-}
-
-/** Removes a deleted chat's stored images (R2 lists at most 1,000 keys a page). */
-export async function deleteChatFiles(env: Env, chat: Pick<Chat, "organizationId" | "tenantId" | "knowledgeBaseId" | "id">): Promise<void> {
-  const prefix = chatPrefix(chat);
-  let cursor: string | undefined;
-  do {
-    const page = await env.BUCKET.list({ prefix, cursor });
-    if (page.objects.length) await env.BUCKET.delete(page.objects.map((o) => o.key));
-    cursor = page.truncated ? page.cursor : undefined;
-  } while (cursor);
 }
