@@ -1,4 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import type { AppEnv } from "../../types";
 import { authorize, requireCaller } from "../../auth/authorize";
 import { ApiError, notFound } from "../../lib/errors";
 import { errorResponses, jsonBody, jsonContent, userOrKey } from "../../lib/openapi";
@@ -146,38 +148,28 @@ export const chatTurnRoutes = createRouter()
     );
   })
   .openapi(send, async (c) => {
-    const caller = requireCaller(c);
-    const body = c.req.valid("json");
-    const { chat } = await authorizeChat(c, c.req.valid("param").id, body.external_subject_id);
-    const kb = await getKnowledgeBase(c.get("db"), chat.knowledgeBaseId);
-    if (!kb) throw notFound("Knowledge base");
-    const cmd = await prepareTurn(c, caller, chat, kb, {
-      content: body.content,
-      model: resolveModel(c, body.model),
-      mode: body.agent_mode,
-      websearch: body.websearch_enable,
-      operation: "chat",
-      extras: body,
-    });
-    const outcome = await runTurnJson(c.env, cmd);
+    const outcome = await runTurnJson(c.env, await sendCommand(c, c.req.valid("json"), c.req.valid("param").id));
     return c.json({ user_message: outcome.user_message, assistant_message: outcome.assistant_message, usage: outcome.usage }, 200);
   })
   .openapi(stream, async (c) => {
-    const caller = requireCaller(c);
-    const body = c.req.valid("json");
-    const { chat } = await authorizeChat(c, c.req.valid("param").id, body.external_subject_id);
-    const kb = await getKnowledgeBase(c.get("db"), chat.knowledgeBaseId);
-    if (!kb) throw notFound("Knowledge base");
-    const cmd = await prepareTurn(c, caller, chat, kb, {
-      content: body.content,
-      model: resolveModel(c, body.model),
-      mode: body.agent_mode,
-      websearch: body.websearch_enable,
-      operation: "chat",
-      extras: body,
-    });
+    const cmd = await sendCommand(c, c.req.valid("json"), c.req.valid("param").id);
     // The Durable Object's SSE response is passed through as is, so a client
     // disconnect reaches the DO (request.signal) and aborts generation.
     return streamTurn(c.env, cmd) as unknown as ReturnType<typeof c.json>;
   });
 
+/** Authorizes and validates a message for an existing chat (JSON send and stream alike). */
+async function sendCommand(c: Context<AppEnv>, body: z.infer<typeof SendMessageBody>, chatId: string) {
+  const caller = requireCaller(c);
+  const { chat } = await authorizeChat(c, chatId, body.external_subject_id);
+  const kb = await getKnowledgeBase(c.get("db"), chat.knowledgeBaseId);
+  if (!kb) throw notFound("Knowledge base");
+  return prepareTurn(c, caller, chat, kb, {
+    content: body.content,
+    model: resolveModel(c, body.model),
+    mode: body.agent_mode,
+    websearch: body.websearch_enable,
+    operation: "chat",
+    extras: body,
+  });
+}
