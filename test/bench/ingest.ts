@@ -11,15 +11,13 @@
  *
  * Run by Node 22 directly (type stripping); only erasable TypeScript here.
  */
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
+import { rmSync } from "node:fs";
+import { type ChildProcess } from "node:child_process";
+import { api, pct, scratchDir, setUpKnowledgeBase, sleep, startServer, stopServer, waitForServer } from "./lib.ts";
 
 const N = Number(process.env.BENCH_DOCS ?? 50);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
 const PORT = Number(process.env.BENCH_PORT ?? 8791);
-const root = path.join(import.meta.dirname, "../..");
 
 const TOPICS = ["glaciers", "volcanoes", "coral reefs", "deserts", "rainforests", "tundra", "wetlands", "savannas", "caves", "estuaries"];
 const VERBS = ["shape", "support", "threaten", "record", "reveal", "regulate", "feed", "shelter"];
@@ -39,70 +37,21 @@ function documentText(i: number): string {
   return sections.join("\n\n");
 }
 
-function pct(xs: number[], p: number): number {
-  const sorted = [...xs].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function waitForServer(base: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    try {
-      if ((await fetch(`${base}/health`)).ok) return;
-    } catch {
-      /* not up yet */
-    }
-    await sleep(300);
-  }
-  throw new Error(`the server at ${base} did not come up within ${timeoutMs / 1000} s`);
-}
-
-function startServer(stateDir: string): ChildProcess {
-  const env = { ...process.env, WRANGLER_SEND_METRICS: "false" };
-  const migrate = spawnSync("npx", ["wrangler", "d1", "migrations", "apply", "DB", "--local", "--persist-to", stateDir], { cwd: root, env, encoding: "utf8" });
-  if (migrate.status !== 0) throw new Error(`migrations failed:\n${migrate.stdout}\n${migrate.stderr}`);
-  const base = `http://127.0.0.1:${PORT}`;
-  // A process group of its own, so stopping it also stops workerd.
-  return spawn(
-    "npx",
-    ["wrangler", "dev", "--port", String(PORT), "--ip", "127.0.0.1", "--persist-to", stateDir, "--var", `PUBLIC_BASE_URL:${base}`, "--var", "SIGNUP_THROTTLE_MAX:0"],
-    { cwd: root, env, detached: true, stdio: ["ignore", "ignore", "pipe"] },
-  );
-}
-
-async function api(base: string, p: string, init: { method?: string; cookie?: string; body?: unknown } = {}) {
-  const res = await fetch(`${base}/api/v1${p}`, {
-    method: init.method ?? (init.body ? "POST" : "GET"),
-    headers: { ...(init.body ? { "Content-Type": "application/json" } : {}), ...(init.cookie ? { Cookie: init.cookie } : {}) },
-    body: init.body ? JSON.stringify(init.body) : undefined,
-  });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`${init.method ?? "GET"} ${p} -> ${res.status}: ${text}`);
-  return { body: text ? JSON.parse(text) : null, headers: res.headers };
-}
-
 async function main() {
   let server: ChildProcess | null = null;
   let stateDir: string | null = null;
   let base = process.env.BENCH_URL?.replace(/\/+$/, "");
   try {
     if (!base) {
-      stateDir = mkdtempSync(path.join(tmpdir(), "kb-bench-"));
-      server = startServer(stateDir);
+      stateDir = scratchDir("kb-bench-");
+      server = startServer(stateDir, PORT);
       base = `http://127.0.0.1:${PORT}`;
       console.log(`starting wrangler dev on ${base} (state in ${stateDir}) ...`);
     }
     await waitForServer(base, 90_000);
 
-    const email = `bench-${Date.now()}@example.com`;
-    const signup = await api(base, "/auth/signup", { body: { email, password: "benchmark-password-1", name: "Bench" } });
-    const cookie = /kb_session=[^;]+/.exec(signup.headers.get("set-cookie") ?? "")?.[0];
-    if (!cookie) throw new Error("no session cookie");
-    const org = (await api(base, "/organizations", { cookie, body: { name: "Bench", slug: `bench-${Date.now()}` } })).body;
-    const tenantId = org.default_tenant_id as string;
-    const kb = (await api(base, "/knowledge-bases", { cookie, body: { tenant_id: tenantId, name: "bench" } })).body;
+    const { cookie, tenantId, kbId } = await setUpKnowledgeBase(base, "bench");
+    const kb = { id: kbId };
 
     const docs = Array.from({ length: N }, (_, i) => new TextEncoder().encode(documentText(i)));
     const uploadedAt = new Map<string, number>();
@@ -159,19 +108,7 @@ async function main() {
     );
     if (failed.length) console.log("first failure:", failed[0].error);
   } finally {
-    if (server?.pid) {
-      try {
-        process.kill(-server.pid, "SIGTERM");
-      } catch {
-        /* already gone */
-      }
-      await sleep(500);
-      try {
-        process.kill(-server.pid, "SIGKILL");
-      } catch {
-        /* already gone */
-      }
-    }
+    await stopServer(server);
     if (stateDir) rmSync(stateDir, { recursive: true, force: true });
   }
 }
