@@ -36,6 +36,7 @@ import { type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
+import { score, type Metrics } from "./metrics.ts";
 import { api, pct, scratchDir, setUpKnowledgeBase, sleep, startServer, stopServer, waitForServer } from "./lib.ts";
 
 const { values: args } = parseArgs({
@@ -82,40 +83,6 @@ function loadDataset(dir: string) {
     qrels.get(q)!.set(d, Number(s));
   }
   return { corpus, queries: queries.filter((q) => qrels.has(q._id)), qrels };
-}
-
-export interface Metrics {
-  ndcg10: number;
-  recall10: number;
-  recall100: number;
-  mrr10: number;
-}
-
-/** trec_eval-style figures of ranked document ids against graded judgments, averaged over all judged queries. */
-export function score(runs: Map<string, string[]>, qrels: Map<string, Map<string, number>>, queryIds: string[]): Metrics {
-  let ndcg = 0;
-  let r10 = 0;
-  let r100 = 0;
-  let mrr = 0;
-  for (const q of queryIds) {
-    const rel = qrels.get(q)!;
-    const ranked = runs.get(q) ?? [];
-    const relevant = [...rel.values()].filter((g) => g > 0);
-    let dcg = 0;
-    ranked.slice(0, 10).forEach((d, i) => {
-      const g = rel.get(d) ?? 0;
-      if (g > 0) dcg += g / Math.log2(i + 2);
-    });
-    const idcg = [...relevant].sort((a, b) => b - a).slice(0, 10).reduce((s, g, i) => s + g / Math.log2(i + 2), 0);
-    ndcg += idcg ? dcg / idcg : 0;
-    const found = (k: number) => ranked.slice(0, k).filter((d) => (rel.get(d) ?? 0) > 0).length;
-    r10 += relevant.length ? found(10) / relevant.length : 0;
-    r100 += relevant.length ? found(100) / relevant.length : 0;
-    const first = ranked.slice(0, 10).findIndex((d) => (rel.get(d) ?? 0) > 0);
-    mrr += first >= 0 ? 1 / (first + 1) : 0;
-  }
-  const n = queryIds.length || 1;
-  return { ndcg10: ndcg / n, recall10: r10 / n, recall100: r100 / n, mrr10: mrr / n };
 }
 
 interface State {
@@ -208,6 +175,8 @@ const ABLATIONS: Config[] = [
   { name: "lexical: + query expansion (RM3)", body: { vector: false, ngrams: false } },
   { name: "lexical: + expansion, no n-grams, fused", body: { ngrams: false } },
   { name: "fused without query expansion", body: { expansion: false } },
+  { name: "fused, 100 lexical candidates (default 200)", body: { depth: 100 } },
+  { name: "fused, 300 lexical candidates", body: { depth: 300 } },
 ];
 
 async function runConfig(base: string, state: State, queries: { _id: string; text: string }[], config: Config) {

@@ -8,6 +8,7 @@ import type { Handler } from "./index";
  *  - `tei-<token>`: answers TEI's bare array [{index, score}].
  *  - `fail-<token>`: 500.  `slow-<token>`: answers after 1.5 s.
  *  - `garbage-<token>`: 200 with an index out of range.
+ *  - `reverse-<token>`: scores the documents in reverse order of the request (the last one best).
  * The last request per model: GET /last?model=... -> {authorization, body}.
  */
 const last = new Map<string, { authorization: string | null; body: unknown }>();
@@ -30,6 +31,9 @@ export const handler: Handler = async (req, res) => {
   if (model.startsWith("fail-")) return send(500, { error: "model crashed" });
   if (model.startsWith("slow-")) await new Promise((r) => setTimeout(r, 1500));
   if (model.startsWith("garbage-")) return send(200, { results: [{ index: body.documents.length + 3, relevance_score: 1 }] });
+  if (model.startsWith("reverse-")) {
+    return send(200, { results: body.documents.map((_, index) => ({ index, relevance_score: index + 1 })).reverse() });
+  }
   const q = words(body.query);
   const scored = body.documents
     .map((d, index) => {

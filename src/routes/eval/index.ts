@@ -17,6 +17,7 @@ const EvalBody = z.object({
   expansion: z.boolean().optional(),
   ngrams: z.boolean().optional(),
   rerank: z.boolean().optional(),
+  depth: z.number().int().min(10).max(500).optional(),
   rrf_k: z.number().min(1).max(1000).optional(),
   vector_weight: z.number().min(0).max(100).optional(),
 });
@@ -43,7 +44,7 @@ export const evalRoutes = createRouter().post("/eval/search", async (c) => {
     limit: body.limit,
     fts: body.lexical,
     vector: body.vector,
-    stages: { rescore: body.rescore, expansion: body.expansion, ngrams: body.ngrams, rerank: body.rerank },
+    stages: { rescore: body.rescore, expansion: body.expansion, ngrams: body.ngrams, rerank: body.rerank, depth: body.depth },
     fusion: { rrfK: body.rrf_k, vectorWeight: body.vector_weight },
     timings,
   });

@@ -85,6 +85,8 @@ export interface LexicalStages {
   rescore?: boolean;
   expansion?: boolean;
   ngrams?: boolean;
+  /** Candidates fetched from FTS5 (evaluation; default CANDIDATES). */
+  depth?: number;
 }
 
 interface Term {
@@ -273,7 +275,7 @@ function minMax(xs: number[]): number[] {
   return xs.map((x) => (max > min ? (x - min) / (max - min) : 0));
 }
 
-/** Lexical candidates of the knowledge base for `query`, best first (at most 2 x CANDIDATES). */
+/** Lexical candidates of the knowledge base for `query`, best first (at most CANDIDATES). */
 export async function lexicalSearch(
   db: Database,
   kbId: string,
@@ -289,13 +291,14 @@ export async function lexicalSearch(
   if (!terms.length) return [];
   const stages = { rescore: true, expansion: true, ngrams: true, ...stripUndefined(opts.stages ?? {}) };
   const ids = opts.documentIds;
+  const depth = Math.max(10, Math.min(stages.depth ?? CANDIDATES, 500));
 
   if (!stages.rescore) {
-    const rows = (await batchSql(db, [candidatesSql(kbId, terms, CANDIDATES, ids)]))[0].results as unknown as LexicalRow[];
+    const rows = (await batchSql(db, [candidatesSql(kbId, terms, depth, ids)]))[0].results as unknown as LexicalRow[];
     return rows.map((row, i) => ({ row, score: 1 / (i + 1) }));
   }
 
-  const [first, firstStats] = await batchSql(db, [candidatesSql(kbId, terms, CANDIDATES, ids), statisticsSql(kbId, terms)]);
+  const [first, firstStats] = await batchSql(db, [candidatesSql(kbId, terms, depth, ids), statisticsSql(kbId, terms)]);
   mark("d1");
   const analyze = analyzer();
   const analyzed = new Map<number, Analyzed>();

@@ -51,6 +51,8 @@ export interface RetrievalStages {
   ngrams?: boolean;
   /** The configured reranker (RERANK_PROVIDER); default: on when one is configured. */
   rerank?: boolean;
+  /** Lexical candidates fetched from FTS5 (default 200). */
+  depth?: number;
 }
 
 export interface SearchOptions {
@@ -63,7 +65,7 @@ export interface SearchOptions {
   /** Turn a leg off (for evaluation). */
   fts?: boolean;
   vector?: boolean;
-  /** Switch individual stages off (evaluation ablations); unset = the default. */
+  /** Switch individual stages off, or change the candidate depth (evaluation ablations); unset = the default. */
   stages?: RetrievalStages;
   /** Evaluation: fusion constants other than the configured ones. */
   fusion?: { rrfK?: number; vectorWeight?: number };
@@ -77,19 +79,36 @@ export function ftsQuery(query: string): string | null {
   return terms.length ? terms.map((t) => `"${t.word}"`).join(" OR ") : null;
 }
 
-type Row = Pick<LexicalRow, "id" | "document_id" | "heading" | "body" | "page" | "filename" | "source_url">;
+type Row = Pick<LexicalRow, "id" | "document_id" | "heading" | "page" | "filename" | "source_url"> & { body?: string };
 
+/**
+ * Live chunk rows of the given ids, without their text: vector matches are
+ * mostly outranked, so texts are read only for the passages returned
+ * (withTexts). CROSS JOIN: the ids are looked up by the unique index, never by
+ * walking the knowledge base's chunks.
+ */
 async function rowsByIds(db: Database, kbId: string, chunkIds: string[], ids?: string[]) {
   if (!chunkIds.length) return [];
-  // CROSS JOIN: look the ids up by the unique index, never walk the knowledge base's chunks.
   return db.all<Row>(sql`
-    SELECT c.id, c.document_id, c.heading, c.body, c.page, d.filename, d.source_url
+    SELECT c.id, c.document_id, c.heading, c.page, d.filename, d.source_url
     FROM json_each(${JSON.stringify(chunkIds)}) j
     CROSS JOIN chunks c ON c.id = j.value
     CROSS JOIN documents d ON d.id = c.document_id
     WHERE c.knowledge_base_id = ${kbId}
       AND c.generation = d.index_generation AND d.status NOT IN ('deleted', 'pending_upload')
       ${ids ? sql`AND c.document_id IN (SELECT value FROM json_each(${JSON.stringify(ids)}))` : sql``}`);
+}
+
+/** Fills in the text of rows that have none (by chunk id, within the knowledge base). */
+async function withTexts(db: Database, kbId: string, rows: Row[]): Promise<void> {
+  const missing = rows.filter((r) => r.body === undefined).map((r) => r.id);
+  if (!missing.length) return;
+  const texts = await db.all<{ id: string; body: string }>(sql`
+    SELECT c.id, c.body FROM json_each(${JSON.stringify(missing)}) j
+    CROSS JOIN chunks c ON c.id = j.value
+    WHERE c.knowledge_base_id = ${kbId}`);
+  const byId = new Map(texts.map((t) => [t.id, t.body]));
+  for (const r of rows) if (r.body === undefined) r.body = byId.get(r.id) ?? "";
 }
 
 /** Vector candidates joined to their live chunk rows, best first; [] when the provider or index is unavailable. */
@@ -169,7 +188,7 @@ export async function searchKnowledgeBase(env: Env, db: Database, opts: SearchOp
       document_id: row.document_id,
       filename: row.filename,
       chunk_id: row.id,
-      text: row.body,
+      text: row.body ?? "",
       score,
       page: row.page,
       heading: row.heading || null,
@@ -180,6 +199,7 @@ export async function searchKnowledgeBase(env: Env, db: Database, opts: SearchOp
   const reranker = opts.stages?.rerank === false ? null : rerankerFor(env);
   if (reranker && ranked.length > 1) {
     const head = ranked.slice(0, Math.max(limit, config.rerankDepth));
+    await withTexts(db, kb.id, head.map((h) => h.row));
     const results = await reranker.rerank(opts.query, passages(head));
     if (results) {
       // Passages the reranker did not return keep their fused order after the ones it did.
@@ -191,6 +211,7 @@ export async function searchKnowledgeBase(env: Env, db: Database, opts: SearchOp
       ];
     }
   }
+  await withTexts(db, kb.id, ranked.slice(0, limit).map((h) => h.row));
   return passages(ranked.slice(0, limit)).map((p, i) => {
     const rerank = (ranked[i] as { rerank?: number }).rerank;
     return rerank === undefined ? p : { ...p, scores: { ...p.scores, rerank } };
