@@ -79,7 +79,7 @@ export interface Env {
   EVAL_ENDPOINTS?: string;
   /** Reciprocal rank fusion constant (default 60). */
   RETRIEVAL_RRF_K?: string;
-  /** Weight of the vector leg against the lexical leg's 1 (default 0.02 with the hash embedder, 1 with a learned model). */
+  /** Weight of the vector leg against the lexical leg's 1 (default 0.01 with the hash embedder, 1 with a learned model). */
   RETRIEVAL_VECTOR_WEIGHT?: string;
   /** `off` (default), `http` (a Cohere/Jina/TEI-style /rerank endpoint) or `workers-ai` (bge-reranker-base). */
   RERANK_PROVIDER?: string;

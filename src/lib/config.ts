@@ -56,7 +56,7 @@ export function ingestConfig(env: Env) {
 }
 
 /** Default weight of the hash embedder's leg in the fusion (README "Retrieval quality"). */
-export const HASH_VECTOR_WEIGHT = 0.02;
+export const HASH_VECTOR_WEIGHT = 0.01;
 
 /** Retrieval configuration (README "Retrieval quality"). */
 export function retrievalConfig(env: Env) {

@@ -264,8 +264,11 @@ async function main() {
 
     const configs = args["no-ablations"] ? [...CONFIGS] : [...CONFIGS, ...ABLATIONS];
     if (args["fusion-grid"]) {
-      for (const rrf_k of [10, 30, 60]) {
-        for (const vector_weight of [0.02, 0.05, 0.1, 0.2, 0.5, 1]) configs.push({ name: `fused, k ${rrf_k}, vector weight ${vector_weight}`, body: { rrf_k, vector_weight } });
+      for (const [rrf_k, weights] of [
+        [60, [0, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1]],
+        [10, [0.05, 0.1, 0.2, 1]],
+      ] as const) {
+        for (const vector_weight of weights) configs.push({ name: `fused, k ${rrf_k}, vector weight ${vector_weight}`, body: { rrf_k, vector_weight } });
       }
     }
     let stageReport = "";

@@ -32,7 +32,7 @@ import { porterStem, words } from "./tokenize";
 export const CANDIDATES = 200;
 /** FTS rows fetched per wanted candidate: room for rows of replaced generations or deleted documents. */
 const FTS_OVERFETCH = 2;
-export const FIELD_WEIGHTS = { title: 2, heading: 2, body: 1 };
+export const FIELD_WEIGHTS = { title: 2, heading: 3, body: 1 };
 export const BM25_K1 = 1.2;
 export const BM25_B = 0.75;
 export const MAX_QUERY_TERMS = 32;
