@@ -17,6 +17,7 @@ import { chatTurnRoutes } from "./routes/chats/turns";
 import { usageRoutes } from "./routes/billing/usage";
 import { documentRoutes } from "./routes/documents";
 import { environmentRoutes } from "./routes/environments";
+import { evalRoutes } from "./routes/eval";
 import { knowledgeBaseRoutes } from "./routes/knowledge-bases";
 import { memberRoutes } from "./routes/organizations/members";
 import { organizationRoutes } from "./routes/organizations/organizations";
@@ -51,6 +52,8 @@ function createApi() {
   api.route("/", chatQueryRoutes);
   api.route("/", chatTurnRoutes);
   api.route("/", sharedChatRoutes);
+  // Retrieval evaluation (npm run eval:retrieval); answers 404 unless EVAL_ENDPOINTS=true outside production.
+  api.route("/", evalRoutes);
   return api;
 }
 

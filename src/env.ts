@@ -73,6 +73,26 @@ export interface Env {
   URL_GUARD_DOH_URL?: string;
   /** First retry delay of a failed processing attempt, in seconds (default 10; then x4 per attempt). */
   INGEST_RETRY_BASE_SECONDS?: string;
+
+  // ---- Retrieval (see README "Retrieval quality") ----
+  /** `true` enables POST /api/v1/eval/search for `npm run eval:retrieval` (never in production). */
+  EVAL_ENDPOINTS?: string;
+  /** Reciprocal rank fusion constant (default 60). */
+  RETRIEVAL_RRF_K?: string;
+  /** Weight of the vector leg against the lexical leg's 1 (default 0.01 with the hash embedder, 1 with a learned model). */
+  RETRIEVAL_VECTOR_WEIGHT?: string;
+  /** `off` (default), `http` (a Cohere/Jina/TEI-style /rerank endpoint) or `workers-ai` (bge-reranker-base). */
+  RERANK_PROVIDER?: string;
+  /** The /rerank endpoint's full URL (RERANK_PROVIDER=http). */
+  RERANK_URL?: string;
+  /** Secret: bearer token for RERANK_URL. */
+  RERANK_API_KEY?: string;
+  /** Model name sent to the endpoint, or the Workers AI model (default @cf/baai/bge-reranker-base). */
+  RERANK_MODEL?: string;
+  /** Fused passages the reranker reorders (default 30, at most 100). */
+  RERANK_DEPTH?: string;
+  /** Give up on the reranker after this long and keep the fused order (default 5000 ms). */
+  RERANK_TIMEOUT_MS?: string;
 }
 
 type AppBindings = Env;

@@ -55,6 +55,31 @@ export function ingestConfig(env: Env) {
   };
 }
 
+/** Default weight of the hash embedder's leg in the fusion (README "Retrieval quality"). */
+export const HASH_VECTOR_WEIGHT = 0.01;
+
+/** Retrieval configuration (README "Retrieval quality"). */
+export function retrievalConfig(env: Env) {
+  const vectorWeight = env.RETRIEVAL_VECTOR_WEIGHT?.trim() ? Math.max(0, int(env.RETRIEVAL_VECTOR_WEIGHT, 1)) : null;
+  const provider = (env.RERANK_PROVIDER ?? "off").trim().toLowerCase();
+  return {
+    /** Reciprocal rank fusion constant: score = weight / (k + rank). */
+    rrfK: Math.max(1, int(env.RETRIEVAL_RRF_K, 60)),
+    lexicalWeight: 1,
+    /** The vector leg's weight: RETRIEVAL_VECTOR_WEIGHT, else HASH_VECTOR_WEIGHT for the hash embedder and 1 for learned models. */
+    vectorWeight: (embeddingProvider: string) => vectorWeight ?? (embeddingProvider === "hash" ? HASH_VECTOR_WEIGHT : 1),
+    rerank: {
+      provider: provider === "http" || provider === "workers-ai" ? provider : ("off" as const),
+      url: env.RERANK_URL?.trim() || undefined,
+      apiKey: env.RERANK_API_KEY?.trim() || undefined,
+      model: env.RERANK_MODEL?.trim() || undefined,
+      timeoutMs: Math.max(100, int(env.RERANK_TIMEOUT_MS, 5000)),
+    },
+    /** Fused passages handed to the reranker (at least the number asked for). */
+    rerankDepth: Math.max(1, Math.min(int(env.RERANK_DEPTH, 30), 100)),
+  };
+}
+
 const DEV_SIGNING_SECRET = "development-only-signing-secret-do-not-use-in-production";
 
 /**

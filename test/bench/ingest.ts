@@ -11,7 +11,9 @@
  *
  * Run by Node 22 directly (type stripping); only erasable TypeScript here.
  */
-import { api, bootstrap, pct, sleep, startDevServer } from "./dev-server.ts";
+import { rmSync } from "node:fs";
+import { type ChildProcess } from "node:child_process";
+import { api, pct, scratchDir, setUpKnowledgeBase, sleep, startServer, stopServer, waitForServer } from "./lib.ts";
 
 const N = Number(process.env.BENCH_DOCS ?? 50);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
@@ -36,12 +38,20 @@ function documentText(i: number): string {
 }
 
 async function main() {
-  if (!process.env.BENCH_URL) console.log(`starting wrangler dev on 127.0.0.1:${PORT} ...`);
-  const server = await startDevServer({ port: PORT, existing: process.env.BENCH_URL });
-  const base = server.base;
+  let server: ChildProcess | null = null;
+  let stateDir: string | null = null;
+  let base = process.env.BENCH_URL?.replace(/\/+$/, "");
   try {
+    if (!base) {
+      stateDir = scratchDir("kb-bench-");
+      server = startServer(stateDir, PORT);
+      base = `http://127.0.0.1:${PORT}`;
+      console.log(`starting wrangler dev on ${base} (state in ${stateDir}) ...`);
+    }
+    await waitForServer(base, 90_000);
 
-    const { cookie, tenantId, kb } = await bootstrap(base, "bench");
+    const { cookie, tenantId, kbId } = await setUpKnowledgeBase(base, "bench");
+    const kb = { id: kbId };
 
     const docs = Array.from({ length: N }, (_, i) => new TextEncoder().encode(documentText(i)));
     const uploadedAt = new Map<string, number>();
@@ -51,7 +61,7 @@ async function main() {
       while (next < docs.length) {
         const i = next++;
         const p = (
-          await api(base, "/documents/presign", {
+          await api(base!, "/documents/presign", {
             cookie,
             body: { kb_id: kb.id, tenant_id: tenantId, filename: `notes-${i}.md`, mime_type: "text/markdown", size_bytes: docs[i].byteLength },
           })
@@ -98,7 +108,8 @@ async function main() {
     );
     if (failed.length) console.log("first failure:", failed[0].error);
   } finally {
-    await server.stop();
+    await stopServer(server);
+    if (stateDir) rmSync(stateDir, { recursive: true, force: true });
   }
 }
 

@@ -13,7 +13,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { createOpenAIHandler } from "../servers/openai-chat.ts";
-import { api, bootstrap, pct, startDevServer, uploadAndWait } from "./dev-server.ts";
+import { api, setUpKnowledgeBase, pct, startDevServer, uploadAndWait } from "./lib.ts";
 
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 20);
 const TOKEN_MS = Number(process.env.BENCH_TOKEN_MS ?? 20);
@@ -49,12 +49,12 @@ async function main() {
     },
   });
   try {
-    const { cookie, kb } = await bootstrap(server.base, "stream");
+    const { cookie, kb } = await setUpKnowledgeBase(server.base, "stream");
     await api(server.base, `/billing/organizations/${(await api(server.base, "/me", { cookie })).body.organizations[0].id}/credits`, {
       cookie,
       body: { amount: 100_000 },
     });
-    await uploadAndWait(server.base, cookie, kb, "handbook.md", "# Handbook\n\nRefunds are paid within 5 business days of the request.");
+    await uploadAndWait(server.base, { cookie }, kb, "handbook.md", "# Handbook\n\nRefunds are paid within 5 business days of the request.");
     const chats = await Promise.all(
       Array.from({ length: STREAMS }, async () => {
         const id = crypto.randomUUID();

@@ -4,7 +4,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { chromium, type Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { api, bootstrap, startDevServer, uploadAndWait, type DevServer } from "../bench/dev-server.ts";
+import { api, setUpKnowledgeBase, startDevServer, uploadAndWait, type DevServer } from "../bench/lib.ts";
 
 /**
  * End to end in a real browser: a page on ANOTHER origin streams an answer from
@@ -103,8 +103,8 @@ describe.skipIf(!chromiumPath)("a browser on another origin", () => {
   });
 
   it("streams an answer with an API key and shows the citations", async () => {
-    const { cookie, org, kb } = await bootstrap(server.base, "browser");
-    await uploadAndWait(server.base, cookie, kb, "handbook.md", "# Refunds\n\nCustomers can request a refund within 30 days of purchase. Refunds are paid to the original payment method.");
+    const { cookie, org, kb } = await setUpKnowledgeBase(server.base, "browser");
+    await uploadAndWait(server.base, { cookie }, kb, "handbook.md", "# Refunds\n\nCustomers can request a refund within 30 days of purchase. Refunds are paid to the original payment method.");
     const key = (await api(server.base, `/environments/${org.default_environment_id}/api-keys`, { cookie, body: { name: "web", scopes: ["query:rag"] } })).body.key;
     const chatId = crypto.randomUUID();
     await api(server.base, "/chats", { key, body: { id: chatId, tenant_id: kb.tenant_id, knowledge_base_id: kb.id, model: "local-extractive" } });

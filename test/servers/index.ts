@@ -15,6 +15,7 @@ const handlers: Record<string, () => Promise<Handler>> = {
   openai: () => import("./openai").then((m) => m.handler),
   web: () => import("./web").then((m) => m.handler),
   searx: () => import("./searx").then((m) => m.handler),
+  rerank: () => import("./rerank").then((m) => m.handler),
 };
 
 export async function startTestServers(): Promise<Record<string, string>> {

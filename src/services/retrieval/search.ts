@@ -1,36 +1,31 @@
 import { sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import type { Env } from "../../env";
+import { retrievalConfig } from "../../lib/config";
 import { ApiError } from "../../lib/errors";
 import { embedderFor } from "../embeddings";
 import { getKnowledgeBase } from "../knowledge-bases";
 import { vectorIndexFor } from "../vector-index";
+import { lexicalSearch, queryTerms, type LexicalRow } from "./lexical";
+import { rerankerFor } from "./rerank";
 
 /**
- * Knowledge-base search: full-text (FTS5, BM25) and vector (cosine) candidates
- * fused with reciprocal rank fusion. Only chunks of a document's active index
- * generation are returned, and never those of deleted documents, so a
- * document being reprocessed keeps answering from its previous index and a
- * deleted one is gone at once.
+ * Knowledge-base search, the one retrieval function behind fast-raw-query,
+ * raw-query, fast-query and the answer pipeline: a lexical leg (FTS5
+ * candidates scored with BM25, query expansion and character n-grams:
+ * ./lexical.ts) and a vector leg (the embedding of the query against the
+ * vector index; ids only, text joined from D1), fused by weighted reciprocal
+ * rank fusion, then optionally reordered by a reranker (./rerank.ts).
  *
- * The FTS index (migrations/0003_documents.sql) is `chunks_fts(title, heading,
- * body, knowledge_base_id)` over `chunks`, tokenizer `porter unicode61`;
- * `title` is the document's filename (or page title), `heading` the heading
- * path. The knowledge base is selected inside MATCH, so FTS5 ranks (bm25) and
- * limits within it before anything is joined. The user's query is never
- * passed to MATCH as is: it is reduced to word tokens, each quoted.
- * Tuning knobs (weights, fusion constant, candidate counts) are exported for
- * the retrieval work that builds on this.
+ * Only chunks of a document's active index generation are returned, never
+ * those of deleted documents or of another knowledge base: a document being
+ * reprocessed keeps answering from its previous index, once, and a deleted
+ * one is gone at once. Vector matches are candidates only; D1 decides what is
+ * live.
  */
-export const FTS_WEIGHTS = { title: 1.0, heading: 2.0, body: 1.0 };
-/** FTS candidates fetched per wanted candidate: room for rows of replaced generations or deleted documents. */
-const FTS_OVERFETCH = 2;
-export const RRF_K = 60;
-export const MAX_QUERY_TERMS = 32;
-
-const STOPWORDS = new Set(
-  "a an and are as at be by for from has have how i in is it of on or that the this to was what when where which who why will with".split(" "),
-);
+export { MAX_QUERY_TERMS } from "./lexical";
+/** Vector candidates asked for: Vectorize returns at most 100 ids per query (20 with metadata, which we never ask for). */
+export const VECTOR_CANDIDATES = 100;
 
 export interface Passage {
   document_id: string;
@@ -43,71 +38,85 @@ export interface Passage {
   heading: string | null;
   /** The page a web document came from. */
   url: string | null;
-  /** The parts of the fused score: BM25 rank value (lower is better) and cosine similarity. */
-  scores: { fts: number | null; vector: number | null };
+  /** The parts of the fused score: the lexical (BM25) score and the cosine similarity, higher is better; the reranker's score when one ran. */
+  scores: { fts: number | null; vector: number | null; rerank?: number | null };
+}
+
+export interface RetrievalStages {
+  /** Lexical: BM25 with the knowledge base's own statistics (false: FTS5's bm25() order). */
+  rescore?: boolean;
+  /** Lexical: pseudo-relevance-feedback query expansion. */
+  expansion?: boolean;
+  /** Lexical: character n-gram re-scoring of the best candidates. */
+  ngrams?: boolean;
+  /** The configured reranker (RERANK_PROVIDER); default: on when one is configured. */
+  rerank?: boolean;
+  /** Lexical candidates fetched from FTS5 (default 200). */
+  depth?: number;
 }
 
 export interface SearchOptions {
   knowledgeBaseId: string;
   query: string;
-  /** Passages to return (default 10, at most 50). */
+  /** Passages to return (default 10, at most 200; the endpoints allow 50). */
   limit?: number;
   /** Only these documents. */
   documentIds?: string[];
-  /** Turn a side off (for evaluation). */
+  /** Turn a leg off (for evaluation). */
   fts?: boolean;
   vector?: boolean;
+  /** Switch individual stages off, or change the candidate depth (evaluation ablations); unset = the default. */
+  stages?: RetrievalStages;
+  /** Evaluation: fusion constants other than the configured ones. */
+  fusion?: { rrfK?: number; vectorWeight?: number };
+  /** Evaluation: filled with the milliseconds spent per stage. */
+  timings?: Record<string, number>;
 }
 
 /** The query as an FTS5 expression of quoted terms joined by OR; null when it has no word characters. */
 export function ftsQuery(query: string): string | null {
-  const terms = [...new Set(query.toLowerCase().normalize("NFKC").match(/[\p{L}\p{N}]+/gu) ?? [])];
-  const meaningful = terms.filter((t) => !STOPWORDS.has(t));
-  const chosen = (meaningful.length ? meaningful : terms).slice(0, MAX_QUERY_TERMS);
-  // Terms contain only letters and digits, so quoting them cannot inject FTS syntax.
-  return chosen.length ? chosen.map((t) => `"${t}"`).join(" OR ") : null;
+  const terms = queryTerms(query);
+  return terms.length ? terms.map((t) => `"${t.word}"`).join(" OR ") : null;
 }
 
-type Row = { id: string; document_id: string; heading: string; body: string; page: number | null; filename: string; source_url: string | null };
+type Row = Pick<LexicalRow, "id" | "document_id" | "heading" | "page" | "filename" | "source_url"> & { body?: string };
 
-const documentFilter = (ids?: string[]) =>
-  ids ? sql`AND c.document_id IN (SELECT value FROM json_each(${JSON.stringify(ids)}))` : sql``;
-
-async function ftsCandidates(db: Database, kbId: string, match: string, n: number, ids?: string[]) {
-  // kb ids are [a-z0-9_] only, so the quoted phrase cannot inject FTS syntax.
-  const expression = `knowledge_base_id : "${kbId.replace(/[^A-Za-z0-9_]/g, "")}" AND (${match})`;
-  const ranking = `bm25(${FTS_WEIGHTS.title}, ${FTS_WEIGHTS.heading}, ${FTS_WEIGHTS.body}, 0.0)`;
-  return db.all<Row & { rank: number }>(sql`
-    SELECT c.id, c.document_id, c.heading, c.body, c.page, d.filename, d.source_url, f.rank AS rank
-    FROM (
-      SELECT rowid, rank FROM chunks_fts
-      WHERE chunks_fts MATCH ${expression} AND rank MATCH ${ranking}
-      ${ids ? sql`` : sql`ORDER BY rank LIMIT ${n * FTS_OVERFETCH}`}
-    ) f
-    JOIN chunks c ON c.seq = f.rowid
-    JOIN documents d ON d.id = c.document_id
-    WHERE c.knowledge_base_id = ${kbId}
-      AND c.generation = d.index_generation AND d.status NOT IN ('deleted', 'pending_upload')
-      ${documentFilter(ids)}
-    ORDER BY f.rank LIMIT ${n}`);
-}
-
+/**
+ * Live chunk rows of the given ids, without their text: vector matches are
+ * mostly outranked, so texts are read only for the passages returned
+ * (withTexts). CROSS JOIN: the ids are looked up by the unique index, never by
+ * walking the knowledge base's chunks.
+ */
 async function rowsByIds(db: Database, kbId: string, chunkIds: string[], ids?: string[]) {
   if (!chunkIds.length) return [];
   return db.all<Row>(sql`
-    SELECT c.id, c.document_id, c.heading, c.body, c.page, d.filename, d.source_url
-    FROM chunks c JOIN documents d ON d.id = c.document_id
-    WHERE c.id IN (SELECT value FROM json_each(${JSON.stringify(chunkIds)})) AND c.knowledge_base_id = ${kbId}
+    SELECT c.id, c.document_id, c.heading, c.page, d.filename, d.source_url
+    FROM json_each(${JSON.stringify(chunkIds)}) j
+    CROSS JOIN chunks c ON c.id = j.value
+    CROSS JOIN documents d ON d.id = c.document_id
+    WHERE c.knowledge_base_id = ${kbId}
       AND c.generation = d.index_generation AND d.status NOT IN ('deleted', 'pending_upload')
-      ${documentFilter(ids)}`);
+      ${ids ? sql`AND c.document_id IN (SELECT value FROM json_each(${JSON.stringify(ids)}))` : sql``}`);
+}
+
+/** Fills in the text of rows that have none (by chunk id, within the knowledge base). */
+async function withTexts(db: Database, kbId: string, rows: Row[]): Promise<void> {
+  const missing = rows.filter((r) => r.body === undefined).map((r) => r.id);
+  if (!missing.length) return;
+  const texts = await db.all<{ id: string; body: string }>(sql`
+    SELECT c.id, c.body FROM json_each(${JSON.stringify(missing)}) j
+    CROSS JOIN chunks c ON c.id = j.value
+    WHERE c.knowledge_base_id = ${kbId}`);
+  const byId = new Map(texts.map((t) => [t.id, t.body]));
+  for (const r of rows) if (r.body === undefined) r.body = byId.get(r.id) ?? "";
 }
 
 /** Vector candidates joined to their live chunk rows, best first; [] when the provider or index is unavailable. */
-async function vectorCandidates(env: Env, db: Database, kbId: string, query: string, n: number, ids?: string[]) {
+async function vectorCandidates(env: Env, db: Database, kbId: string, query: string, ids?: string[]) {
   try {
     const [vector] = await embedderFor(env).embed([query], "query");
     const index = vectorIndexFor(env);
-    const matches = await index.query(kbId, vector, Math.min(index.maxTopK, n));
+    const matches = await index.query(kbId, vector, Math.min(index.maxTopK, VECTOR_CANDIDATES));
     const rows = new Map((await rowsByIds(db, kbId, matches.map((m) => m.id), ids)).map((r) => [r.id, r]));
     // Ranks count only live chunks: stale vectors (a replaced generation awaiting cleanup) are skipped.
     return matches.flatMap((m) => (rows.has(m.id) ? [{ row: rows.get(m.id)!, score: m.score }] : []));
@@ -118,25 +127,25 @@ async function vectorCandidates(env: Env, db: Database, kbId: string, query: str
   }
 }
 
+async function timed<T>(timings: Record<string, number> | undefined, name: string, p: Promise<T>): Promise<T> {
+  const started = Date.now();
+  try {
+    return await p;
+  } finally {
+    if (timings) timings[name] = Date.now() - started;
+  }
+}
+
 export async function searchKnowledgeBase(env: Env, db: Database, opts: SearchOptions): Promise<Passage[]> {
-  const limit = Math.max(1, Math.min(opts.limit ?? 10, 50));
-  const candidates = Math.max(limit * 4, 40);
+  const limit = Math.max(1, Math.min(opts.limit ?? 10, 200));
   const kb = await getKnowledgeBase(db, opts.knowledgeBaseId);
   if (!kb) throw new ApiError("not_found", "Knowledge base not found");
+  const config = retrievalConfig(env);
 
-  const fused = new Map<string, { row: Row; score: number; fts: number | null; vector: number | null }>();
-  const add = (row: Row, rank: number, part: { fts?: number; vector?: number }) => {
-    const cur = fused.get(row.id) ?? { row, score: 0, fts: null, vector: null };
-    cur.score += 1 / (RRF_K + rank + 1);
-    if (part.fts !== undefined) cur.fts = part.fts;
-    if (part.vector !== undefined) cur.vector = part.vector;
-    fused.set(row.id, cur);
-  };
-
-  const match = opts.fts === false ? null : ftsQuery(opts.query);
+  const wantLexical = opts.fts !== false;
   const wantVector = opts.vector !== false && !!kb.embeddingModel && !!opts.query.trim();
-  if (wantVector) {
-    const embedder = embedderFor(env);
+  const embedder = wantVector ? embedderFor(env) : null;
+  if (embedder) {
     if (embedder.model !== kb.embeddingModel || (embedder.dimensions && kb.embeddingDimensions && embedder.dimensions !== kb.embeddingDimensions)) {
       throw new ApiError(
         "embedding_mismatch",
@@ -147,26 +156,64 @@ export async function searchKnowledgeBase(env: Env, db: Database, opts: SearchOp
     }
   }
 
-  // Both sides run at once; the latency is the slower of the two.
-  const [ftsRows, vectorHits] = await Promise.all([
-    match ? ftsCandidates(db, kb.id, match, candidates, opts.documentIds) : Promise.resolve([]),
-    wantVector ? vectorCandidates(env, db, kb.id, opts.query, candidates, opts.documentIds) : Promise.resolve([]),
+  // Both legs run at once; the latency is the slower of the two.
+  const [lexicalHits, vectorHits] = await Promise.all([
+    wantLexical
+      ? lexicalSearch(db, kb.id, opts.query, { documentIds: opts.documentIds, stages: opts.stages, timings: opts.timings })
+      : Promise.resolve([]),
+    wantVector ? timed(opts.timings, "vector", vectorCandidates(env, db, kb.id, opts.query, opts.documentIds)) : Promise.resolve([]),
   ]);
-  ftsRows.forEach((r, i) => add(r, i, { fts: r.rank }));
-  vectorHits.forEach(({ row, score }, i) => add(row, i, { vector: score }));
 
-  return [...fused.values()]
-    .sort((a, b) => b.score - a.score)
-    .slice(0, limit)
-    .map(({ row, score, fts, vector }) => ({
+  // Weighted reciprocal rank fusion. The hash embedder is a lexical signal of
+  // its own and much weaker than the lexical leg, so by default it only breaks
+  // ties and adds candidates; a learned embedding model weighs as much as the
+  // lexical leg (retrievalConfig).
+  const vectorWeight = opts.fusion?.vectorWeight ?? (embedder ? config.vectorWeight(embedder.provider) : 0);
+  const rrfK = opts.fusion?.rrfK ?? config.rrfK;
+  const fused = new Map<string, { row: Row; score: number; fts: number | null; vector: number | null }>();
+  const add = (row: Row, weight: number, rank: number, part: { fts?: number; vector?: number }) => {
+    const cur = fused.get(row.id) ?? { row, score: 0, fts: null, vector: null };
+    cur.score += weight / (rrfK + rank + 1);
+    if (part.fts !== undefined) cur.fts = part.fts;
+    if (part.vector !== undefined) cur.vector = part.vector;
+    fused.set(row.id, cur);
+  };
+  lexicalHits.forEach((h, i) => add(h.row, config.lexicalWeight, i, { fts: h.score }));
+  // A leg on its own keeps its order whatever its weight.
+  vectorHits.forEach(({ row, score }, i) => add(row, wantLexical ? vectorWeight : 1, i, { vector: score }));
+
+  let ranked = [...fused.values()].sort((a, b) => b.score - a.score);
+  const passages = (rows: typeof ranked) =>
+    rows.map(({ row, score, fts, vector }) => ({
       document_id: row.document_id,
       filename: row.filename,
       chunk_id: row.id,
-      text: row.body,
+      text: row.body ?? "",
       score,
       page: row.page,
       heading: row.heading || null,
       url: row.source_url,
       scores: { fts, vector },
-    }));
+    })) as Passage[];
+
+  const reranker = opts.stages?.rerank === false ? null : rerankerFor(env);
+  if (reranker && ranked.length > 1) {
+    const head = ranked.slice(0, Math.max(limit, config.rerankDepth));
+    await withTexts(db, kb.id, head.map((h) => h.row));
+    const results = await reranker.rerank(opts.query, passages(head));
+    if (results) {
+      // Passages the reranker did not return keep their fused order after the ones it did.
+      const returned = new Set(results.map((r) => r.index));
+      ranked = [
+        ...results.map((r) => ({ ...head[r.index], rerank: r.score })),
+        ...head.filter((_, i) => !returned.has(i)),
+        ...ranked.slice(head.length),
+      ];
+    }
+  }
+  await withTexts(db, kb.id, ranked.slice(0, limit).map((h) => h.row));
+  return passages(ranked.slice(0, limit)).map((p, i) => {
+    const rerank = (ranked[i] as { rerank?: number }).rerank;
+    return rerank === undefined ? p : { ...p, scores: { ...p.scores, rerank } };
+  });
 }
