@@ -65,6 +65,8 @@ export interface Env {
   /** OpenAI-compatible base URL and key for embeddings; fall back to OPENAI_BASE_URL / OPENAI_API_KEY. */
   EMBEDDING_BASE_URL?: string;
   EMBEDDING_API_KEY?: string;
+  /** Credits per 1,000 tokens charged for paid embedding calls (openai, workers-ai); default 0.02. */
+  EMBEDDING_PRICE_PER_1K?: string;
   /** `local` (default: a Durable Object per knowledge base) or `vectorize`. */
   VECTOR_INDEX?: string;
   /** `true` allows outbound fetches to private addresses (development only); or a comma-separated host:port allowlist. */

@@ -101,7 +101,7 @@ export class ChatSession extends DurableObject<Env> {
       attachments: cmd.attachments,
       images: cmd.images,
     };
-    const deps = { db, env: this.env, retriever: createRetriever(db, this.env, kb) };
+    const deps = { db, env: this.env, retriever: createRetriever(db, this.env, kb, cmd.actor) };
     const controller = new AbortController();
 
     if (!cmd.stream) {

@@ -159,6 +159,37 @@ describe("queue consumer: failures", () => {
     expect(await vectorCount(kb.id)).toBe(100);
   });
 
+  it("paid embeddings are metered: indexing and query embedding each leave an `embedding` usage record", async () => {
+    const { org, kb } = await setup();
+    const model = unique("metered-");
+    const { doc, message } = await seedDocument(kb.id, { filename: "a.md", mime: MD, body: text(3) });
+    await runConsumer([message], { env: openai(model) });
+    expect((await docRow(doc.id)).status).toBe("processed");
+    const logs = () =>
+      env.DB.prepare("SELECT operation, model, input_tokens, output_tokens, credits_used, user_id FROM usage_logs WHERE tenant_id = ? ORDER BY created_at, rowid")
+        .bind(org.tenantId)
+        .all()
+        .then((r) => r.results);
+    // The test server reports one prompt token per input: 3 chunks, 0.02 credits per 1,000 tokens.
+    expect(await logs()).toEqual([{ operation: "embedding", model, input_tokens: 3, output_tokens: 0, credits_used: 60, user_id: null }]);
+
+    const hits = await searchKnowledgeBase({ ...env, ...openai(model) } as any, db(), {
+      knowledgeBaseId: kb.id,
+      query: "topic1",
+      actor: { userId: org.owner.id },
+    });
+    expect(hits[0].text).toMatch(/topic1/);
+    const after = await logs();
+    expect(after).toHaveLength(2);
+    expect(after[1]).toEqual({ operation: "embedding", model, input_tokens: 1, output_tokens: 0, credits_used: 20, user_id: org.owner.id });
+    const t = await env.DB.prepare("SELECT credits_used FROM tenants WHERE id = ?").bind(org.tenantId).first<{ credits_used: number }>();
+    expect(t!.credits_used).toBe(80);
+
+    // The offline hash embedder is free: searching with it records nothing.
+    await searchKnowledgeBase(env, db(), { knowledgeBaseId: kb.id, query: "topic2", vector: false });
+    expect(await logs()).toHaveLength(2);
+  });
+
   it("refuses to mix embedding models in one knowledge base (document failed; search 409)", async () => {
     const { kb, auth } = await setup();
     const a = await seedDocument(kb.id, { filename: "a.md", mime: MD, body: text(1) });

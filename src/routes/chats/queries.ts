@@ -143,7 +143,7 @@ async function rawQuery(c: Ctx, body: z.infer<typeof RawQueryBody>) {
   assertSubjectParam(requireCaller(c), body.external_subject_id);
   const kb = await loadKb(c, body.knowledge_base_id);
   const query = (body.content ?? body.query)!;
-  const passages = await createRetriever(c.get("db"), c.env, kb)(query, body.chunk_count);
+  const passages = await createRetriever(c.get("db"), c.env, kb, actorOf(requireCaller(c)))(query, body.chunk_count);
   const groups = new Map<string, { document_id: string | null; filename: string | null; best: number; chunks: any[] }>();
   for (const p of passages) {
     const key = p.document_id ?? p.url ?? "";

@@ -1,14 +1,15 @@
 import type { Database } from "../../db/client";
 import type { KnowledgeBase } from "../../db/schema";
 import type { Env } from "../../env";
+import type { Actor } from "../billing/metering";
 import { searchKnowledgeBase } from "../retrieval/search";
 import type { Retriever } from "./types";
 
 /** The answer pipeline's view of knowledge-base search (src/services/retrieval). */
-export function createRetriever(db: Database, env: Env, kb: Pick<KnowledgeBase, "id">): Retriever {
+export function createRetriever(db: Database, env: Env, kb: Pick<KnowledgeBase, "id">, actor?: Actor | null): Retriever {
   return async (query, limit, signal) => {
     signal?.throwIfAborted();
-    const passages = await searchKnowledgeBase(env, db, { knowledgeBaseId: kb.id, query, limit });
+    const passages = await searchKnowledgeBase(env, db, { knowledgeBaseId: kb.id, query, limit, actor });
     return passages.map((p) => ({
       document_id: p.document_id,
       filename: p.filename,

@@ -27,7 +27,13 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * off: a 429 is handled here so that Retry-After is honoured and only the
  * failed batch is sent again. The SDK is loaded on first use.
  */
-export function openAiEmbedder(opts: { baseURL: string; apiKey: string; model: string; dimensions?: number }): Embedder {
+export function openAiEmbedder(opts: {
+  baseURL: string;
+  apiKey: string;
+  model: string;
+  dimensions?: number;
+  onUsage?: (tokens: number) => void;
+}): Embedder {
   let loaded: Promise<{ model: import("ai").EmbeddingModel; sdk: typeof import("ai") }> | null = null;
   const load = () =>
     (loaded ??= Promise.all([import("@ai-sdk/openai"), import("ai")]).then(([{ createOpenAI }, sdk]) => ({
@@ -48,7 +54,7 @@ export function openAiEmbedder(opts: { baseURL: string; apiKey: string; model: s
       const unwrap = (e: unknown) => (RetryError.isInstance(e) ? (e.lastError ?? e) : e);
       for (let attempt = 0; ; attempt++) {
         try {
-          const { embeddings } = await embedMany({
+          const { embeddings, usage } = await embedMany({
             model,
             values: texts,
             maxRetries: 0,
@@ -56,6 +62,8 @@ export function openAiEmbedder(opts: { baseURL: string; apiKey: string; model: s
           });
           if (embeddings.length !== texts.length) throw new Error(`the embedding server returned ${embeddings.length} vectors for ${texts.length} texts`);
           if (!dims) dims = embeddings[0]?.length ?? 0;
+          // The provider's own count when it reports one, else about 4 characters a token.
+          opts.onUsage?.(usage?.tokens || Math.ceil(texts.reduce((n, t) => n + t.length, 0) / 4));
           return embeddings;
         } catch (raw) {
           const e = unwrap(raw);

@@ -15,7 +15,7 @@ export const WORKERS_AI_BATCH_SIZE = 100;
  * `{shape, data: number[][]}`. The BGE models read at most 512 tokens per text;
  * chunks are sized below that (services/parsing/chunker.ts).
  */
-export function workersAiEmbedder(ai: Ai, model: string): Embedder {
+export function workersAiEmbedder(ai: Ai, model: string, onUsage?: (tokens: number) => void): Embedder {
   let dims = WORKERS_AI_DIMENSIONS[model] ?? 0;
   return {
     provider: "workers-ai",
@@ -35,6 +35,8 @@ export function workersAiEmbedder(ai: Ai, model: string): Embedder {
           throw new Error(`Workers AI returned no embeddings for ${batch.length} texts (model ${model})`);
         }
         out.push(...res.data);
+        // Workers AI reports no token counts: about 4 characters a token.
+        onUsage?.(Math.ceil(batch.reduce((n, t) => n + t.length, 0) / 4));
       }
       if (!dims && out[0]) dims = out[0].length;
       return out;

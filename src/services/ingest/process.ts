@@ -10,6 +10,7 @@ import { drainGarbage } from "../documents/cleanup";
 import { documentPrefix, getDocument } from "../documents/documents";
 import { detectKind, isBinaryKind } from "../documents/types";
 import { EmbeddingConfigError, EmbeddingRateLimitError, embedderFor, type Embedder } from "../embeddings";
+import { meterEmbedding } from "../embeddings/metering";
 import { getKnowledgeBase } from "../knowledge-bases";
 import { chunkSections, type Chunk } from "../parsing/chunker";
 import { parseDocument, UnparseableDocumentError } from "../parsing";
@@ -242,10 +243,17 @@ async function runPipeline(env: Env, db: Database, doc: DocumentRow): Promise<Pr
   const chunks = chunkSections(parsed.sections);
   if (!chunks.length) throw new PermanentIngestError("The file contains no text to index");
 
-  const embedder = embedderFor(env);
+  let embeddingTokens = 0;
+  const embedder = embedderFor(env, { onUsage: (t) => (embeddingTokens += t) });
   await ensureEmbeddingSpace(db, kb, embedder);
   await insertChunks(db, doc, generation, doc.filename, chunks);
-  const written = await embedPending(env, db, kb, doc, generation, embedder);
+  let written: string[];
+  try {
+    written = await embedPending(env, db, kb, doc, generation, embedder);
+  } finally {
+    // Every provider call that succeeded is charged, even if a later batch failed.
+    await meterEmbedding(db, env, { organizationId: doc.organizationId, tenantId: doc.tenantId, model: embedder.model, tokens: embeddingTokens });
+  }
   if (isBinaryKind(kind)) await storeDerivedText(env, db, kb, doc, parsed.markdown);
 
   // The swap: one statement makes the new generation the one search reads.

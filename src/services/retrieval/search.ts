@@ -3,7 +3,9 @@ import type { Database } from "../../db/client";
 import type { Env } from "../../env";
 import { retrievalConfig } from "../../lib/config";
 import { ApiError } from "../../lib/errors";
-import { embedderFor } from "../embeddings";
+import type { Actor } from "../billing/metering";
+import { embedderFor, type Embedder } from "../embeddings";
+import { meterEmbedding } from "../embeddings/metering";
 import { getKnowledgeBase } from "../knowledge-bases";
 import { vectorIndexFor } from "../vector-index";
 import { lexicalSearch, queryTerms, type LexicalRow } from "./lexical";
@@ -71,6 +73,8 @@ export interface SearchOptions {
   fusion?: { rrfK?: number; vectorWeight?: number };
   /** Evaluation: filled with the milliseconds spent per stage. */
   timings?: Record<string, number>;
+  /** Who asked: recorded on the usage log when the query embedding is paid (openai, workers-ai). */
+  actor?: Actor | null;
 }
 
 /** The query as an FTS5 expression of quoted terms joined by OR; null when it has no word characters. */
@@ -112,9 +116,9 @@ async function withTexts(db: Database, kbId: string, rows: Row[]): Promise<void>
 }
 
 /** Vector candidates joined to their live chunk rows, best first; [] when the provider or index is unavailable. */
-async function vectorCandidates(env: Env, db: Database, kbId: string, query: string, ids?: string[]) {
+async function vectorCandidates(env: Env, db: Database, embedder: Embedder, kbId: string, query: string, ids?: string[]) {
   try {
-    const [vector] = await embedderFor(env).embed([query], "query");
+    const [vector] = await embedder.embed([query], "query");
     const index = vectorIndexFor(env);
     const matches = await index.query(kbId, vector, Math.min(index.maxTopK, VECTOR_CANDIDATES));
     const rows = new Map((await rowsByIds(db, kbId, matches.map((m) => m.id), ids)).map((r) => [r.id, r]));
@@ -144,7 +148,8 @@ export async function searchKnowledgeBase(env: Env, db: Database, opts: SearchOp
 
   const wantLexical = opts.fts !== false;
   const wantVector = opts.vector !== false && !!kb.embeddingModel && !!opts.query.trim();
-  const embedder = wantVector ? embedderFor(env) : null;
+  let embeddingTokens = 0;
+  const embedder = wantVector ? embedderFor(env, { onUsage: (t) => (embeddingTokens += t) }) : null;
   if (embedder) {
     if (embedder.model !== kb.embeddingModel || (embedder.dimensions && kb.embeddingDimensions && embedder.dimensions !== kb.embeddingDimensions)) {
       throw new ApiError(
@@ -161,8 +166,10 @@ export async function searchKnowledgeBase(env: Env, db: Database, opts: SearchOp
     wantLexical
       ? lexicalSearch(db, kb.id, opts.query, { documentIds: opts.documentIds, stages: opts.stages, timings: opts.timings })
       : Promise.resolve([]),
-    wantVector ? timed(opts.timings, "vector", vectorCandidates(env, db, kb.id, opts.query, opts.documentIds)) : Promise.resolve([]),
+    embedder ? timed(opts.timings, "vector", vectorCandidates(env, db, embedder, kb.id, opts.query, opts.documentIds)) : Promise.resolve([]),
   ]);
+  // A paid query embedding is charged to the knowledge base's tenant (the hash embedder reports nothing).
+  await meterEmbedding(db, env, { organizationId: kb.organizationId, tenantId: kb.tenantId, model: embedder?.model ?? "", tokens: embeddingTokens, actor: opts.actor });
 
   // Weighted reciprocal rank fusion. The hash embedder is a lexical signal of
   // its own and much weaker than the lexical leg, so by default it only breaks
