@@ -49,8 +49,8 @@ async function main() {
     },
   });
   try {
-    const { cookie, kb } = await setUpKnowledgeBase(server.base, "stream");
-    await api(server.base, `/billing/organizations/${(await api(server.base, "/me", { cookie })).body.organizations[0].id}/credits`, {
+    const { cookie, kb, org } = await setUpKnowledgeBase(server.base, "stream");
+    await api(server.base, `/billing/organizations/${org.id}/credits`, {
       cookie,
       body: { amount: 100_000 },
     });
