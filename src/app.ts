@@ -1,6 +1,7 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { requestId } from "hono/request-id";
 import { authenticate } from "./auth/middleware";
+import { rateLimit } from "./auth/rate-limit";
 import { createDb } from "./db/client";
 import { cors } from "./lib/cors";
 import { onError, onNotFound } from "./lib/error-handler";
@@ -34,6 +35,7 @@ export const API_PREFIX = "/api/v1";
 function createApi() {
   const api = createRouter();
   api.use("*", authenticate);
+  api.use("*", rateLimit);
   api.route("/", authRoutes);
   api.route("/", organizationRoutes);
   api.route("/", memberRoutes);

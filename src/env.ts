@@ -29,6 +29,10 @@ export interface Env {
   LOGIN_THROTTLE_WINDOW_SECONDS?: string;
   SIGNUP_THROTTLE_MAX?: string;
   SIGNUP_THROTTLE_WINDOW_SECONDS?: string;
+  /** Workers Rate Limiting binding: per API key and per user request budget (src/auth/rate-limit.ts). */
+  RATE_LIMITER?: RateLimit;
+  /** `off` disables per-caller rate limiting. */
+  RATE_LIMITS?: string;
   /** PBKDF2 iterations for new password hashes (Workers caps PBKDF2 at 100,000). */
   PASSWORD_ITERATIONS?: string;
   /** OpenAI-compatible chat-completions endpoint (default https://api.openai.com/v1). */

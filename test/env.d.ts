@@ -4,5 +4,7 @@ declare namespace Cloudflare {
     TEST_MIGRATIONS: import("cloudflare:test").D1Migration[];
     /** JSON map of test server name -> base URL (test/servers). */
     TEST_SERVERS: string;
+    /** A RATE_LIMITER stand-in that allows 3 requests a minute per key. */
+    TEST_RATE_LIMITER: RateLimit;
   }
 }

@@ -45,6 +45,12 @@ export default defineConfig(async () => {
           ),
           ...extra,
         },
+        // The suite makes many requests per caller; the limiter itself is tested with TEST_RATE_LIMITER
+        // (3 requests a minute) in test/foundation/rate-limit.test.ts.
+        ratelimits: {
+          RATE_LIMITER: { namespace_id: "1001", simple: { limit: 1_000_000, period: 60 } },
+          TEST_RATE_LIMITER: { namespace_id: "1002", simple: { limit: 3, period: 60 } },
+        },
         // Deliver queued documents at once rather than after wrangler.toml's 1 s batch window.
         queueConsumers: { "kb-ingest": { maxBatchTimeout: 0.05 } },
       },
