@@ -1,9 +1,11 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
+import { bodyLimit } from "hono/body-limit";
 import { requestId } from "hono/request-id";
 import { authenticate } from "./auth/middleware";
 import { rateLimit } from "./auth/rate-limit";
 import { createDb } from "./db/client";
 import { cors } from "./lib/cors";
+import { ApiError } from "./lib/errors";
 import { onError, onNotFound } from "./lib/error-handler";
 import { createRouter } from "./lib/router";
 import { swaggerAsset, swaggerPage } from "./lib/swagger";
@@ -31,9 +33,25 @@ import type { AppEnv } from "./types";
 
 export const API_PREFIX = "/api/v1";
 
+/**
+ * The largest JSON body the API reads: room for a chat's two 5 MB images as
+ * base64 data URLs, and nothing a client could use to exhaust the isolate's
+ * memory. Files travel through the signed upload URLs (MAX_UPLOAD_BYTES).
+ */
+export const MAX_API_BODY_BYTES = 16 * 1024 * 1024;
+
 /** The versioned API: one router per group, all behind authentication. */
 function createApi() {
   const api = createRouter();
+  api.use(
+    "*",
+    bodyLimit({
+      maxSize: MAX_API_BODY_BYTES,
+      onError: () => {
+        throw new ApiError("payload_too_large", `The request body is larger than ${MAX_API_BODY_BYTES} bytes`);
+      },
+    }),
+  );
   api.use("*", authenticate);
   api.use("*", rateLimit);
   api.route("/", authRoutes);

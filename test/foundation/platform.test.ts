@@ -87,6 +87,32 @@ describe("platform: errors, request ids, OpenAPI, explorer", () => {
     expect(weird.status).toBeLessThan(500);
   });
 
+  it("refuses request bodies over 16 MB with 413, declared or streamed", async () => {
+    const org = await createOrg();
+    const big = JSON.stringify({ name: "x".repeat(16 * 1024 * 1024 + 1) });
+    expectError(await call("/tenants", { cookie: org.owner.cookie, raw: big, headers: { "Content-Type": "application/json" } }), 413, "payload_too_large");
+    // Without a Content-Length (a chunked stream), the body is counted as it arrives.
+    const chunk = new TextEncoder().encode("x".repeat(1024 * 1024));
+    let sent = 0;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent++ < 17) controller.enqueue(chunk);
+        else controller.close();
+      },
+    });
+    const res = await fetchWorker("/api/v1/tenants", {
+      method: "POST",
+      headers: { Cookie: org.owner.cookie, "Content-Type": "application/json" },
+      body: stream,
+      // @ts-expect-error: a streamed request body (Workers accepts it without `duplex`)
+      duplex: "half",
+    });
+    expect(res.status).toBe(413);
+    expect(((await res.json()) as any).error.code).toBe("payload_too_large");
+    // A normal body still goes through.
+    expect((await call("/tenants", { cookie: org.owner.cookie, body: { name: "Fine", environment_id: org.envId } })).status).toBe(201);
+  });
+
   it("serves the OpenAPI 3.1 document with every route and its schemas", async () => {
     const res = await fetchWorker("/openapi.json");
     expect(res.status).toBe(200);
