@@ -42,7 +42,6 @@ async function sweep(operations: Operation[], auths: Auth[], idFor: (path: strin
     for (const body of method === "GET" || method === "DELETE" ? [undefined] : bodies) {
       for (const auth of auths) {
         const r = await call(url, { ...auth, method, body });
-        if (r.res.headers.get("Content-Type")?.includes("text/event-stream")) continue;
         if (r.status >= 500 || r.body?.error?.code === "internal_error") {
           failures.push(`${method} ${url} ${JSON.stringify(body)} (${auth.key ? "key" : "session"}) -> ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
         }
