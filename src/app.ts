@@ -97,7 +97,7 @@ export function createApp() {
   app.use("*", cors);
   app.use("*", async (c, next) => {
     c.set("db", createDb(c.env.DB));
-    c.set("caller", null);
+    c.set("caller", null as never); // set by authenticate on /api/v1
     await next();
   });
 

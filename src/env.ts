@@ -80,6 +80,12 @@ export interface Env {
   /** First retry delay of a failed processing attempt, in seconds (default 10; then x4 per attempt). */
   INGEST_RETRY_BASE_SECONDS?: string;
 
+  // ---- Secrets (src/lib/secrets.ts) ----
+  /** Secret: base64 of 32 random bytes; seals stored credentials and tokens (AES-256-GCM). */
+  ENCRYPTION_KEY?: string;
+  /** Secret: key ring for rotation, `kid:base64,kid:base64` (the first encrypts). Overrides ENCRYPTION_KEY. */
+  ENCRYPTION_KEYS?: string;
+
   // ---- Retrieval (see README "Retrieval quality") ----
   /** `true` enables POST /api/v1/eval/search for `npm run eval:retrieval` (never in production). */
   EVAL_ENDPOINTS?: string;

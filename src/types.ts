@@ -8,7 +8,11 @@ export type AppEnv = {
   Variables: {
     requestId: string;
     db: Database;
-    /** Resolved by the authentication middleware; null for anonymous requests. */
-    caller: Caller | null;
+    /**
+     * Resolved by the authentication middleware, which answers 401 itself for
+     * an anonymous request on any non-public path: authenticated handlers
+     * always have a caller. Public handlers use `optionalCaller(c)`.
+     */
+    caller: Caller;
   };
 };

@@ -54,6 +54,11 @@ export function requireCaller(c: Ctx): Caller {
   return caller;
 }
 
+/** The caller of a public route (src/auth/public-paths.ts), or null when anonymous. */
+export function optionalCaller(c: Ctx): Caller | null {
+  return (c.get("caller") as Caller | null) ?? null;
+}
+
 /** For user-only (U) routes: API keys are refused with 403. */
 export function requireUser(c: Ctx): UserCaller {
   const caller = requireCaller(c);

@@ -1,27 +1,18 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import { matchedRoutes } from "hono/route";
 import { config } from "../lib/config";
-import { ApiError, forbidden } from "../lib/errors";
+import { ApiError, forbidden, unauthorized } from "../lib/errors";
 import { resolveApiKey } from "../services/api-keys";
 import { resolveSession, SESSION_COOKIE, SESSION_TTL_MS } from "../services/identity/sessions";
 import type { AppEnv } from "../types";
+import { isPublicApiPath } from "./public-paths";
 
 const UNSAFE = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
-/**
- * Paths (relative to /api/v1) that work without credentials. On every other
- * route an anonymous caller gets 401 even when the request is also malformed
- * (see createRouter's validation hook).
- */
-const publicPaths: RegExp[] = [/^\/auth\/(signup|login)$/];
-
-export function registerPublicPath(pattern: RegExp) {
-  publicPaths.push(pattern);
-}
-
+/** Whether the request's path works without credentials (src/auth/public-paths.ts). */
 export function isPublicPath(c: Context<AppEnv>): boolean {
-  const path = c.req.path.replace(/^\/api\/v1/, "");
-  return publicPaths.some((re) => re.test(path));
+  return isPublicApiPath(c.req.path);
 }
 
 export function setSessionCookie(c: Context<AppEnv>, token: string) {
@@ -40,9 +31,10 @@ export function clearSessionCookie(c: Context<AppEnv>) {
 
 /**
  * Resolves the caller from `Authorization: Bearer kbk_...` or the session
- * cookie and stores it in `c.var.caller` (null when anonymous). A bad bearer
- * credential is always 401; a stale cookie just makes the request anonymous so
- * that public endpoints keep working.
+ * cookie and stores it in `c.var.caller`. A bad bearer credential is always
+ * 401; a stale cookie makes the request anonymous, and an anonymous request is
+ * answered 401 here unless its path is public (src/auth/public-paths.ts), so
+ * authenticated handlers always see a caller.
  */
 export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
   const db = c.get("db");
@@ -70,7 +62,9 @@ export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
     clearSessionCookie(c);
   }
 
-  c.set("caller", null);
+  // Anonymous: 401 on every route that exists and is not public (an unknown path stays a 404).
+  if (!isPublicPath(c) && matchedRoutes(c).some((r) => r.method !== "ALL")) throw unauthorized();
+  c.set("caller", null as never);
   return next();
 };
 

@@ -58,6 +58,18 @@ export const PERMISSIONS = {
   "connectors:read": { roles: ALL, scope: "connectors:read", write: false },
   "connectors:write": { roles: ALL, scope: "connectors:write", write: true },
   "connectors:delete": { roles: ALL, scope: "connectors:delete", write: true },
+
+  // ---- Wave 2 ----
+  /** MCP registrations: members read; the administrative roles write. Never keys (U only). */
+  "mcp:read": { roles: ALL, write: false },
+  "mcp:write": { roles: ADMINS, write: true },
+  /** Tenant memory settings and durable memories: any member reads; owner/billing_admin change and delete. U only. */
+  "memory:read": { roles: ALL, write: false },
+  "memory:admin": { roles: ADMINS, write: true },
+  "agents:read": { roles: ALL, scope: "agents:read", write: false },
+  "agents:write": { roles: WRITERS, scope: "agents:write", write: true },
+  /** Running an agent is asking questions: query:rag, any member. */
+  "agents:run": { roles: ALL, scope: "query:rag", write: true },
 } as const satisfies Record<string, PermissionRule>;
 
 export type Permission = keyof typeof PERMISSIONS;

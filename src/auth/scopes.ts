@@ -14,6 +14,8 @@ export const SCOPES = [
   "connectors:read",
   "connectors:write",
   "connectors:delete",
+  "agents:read",
+  "agents:write",
   "admin:full",
 ] as const;
 

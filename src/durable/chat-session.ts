@@ -27,8 +27,18 @@ export interface TurnCommand {
   mode: "quick" | "deep";
   websearch: boolean;
   actor: Actor;
-  operation: "chat" | "fast_query";
+  operation: "chat" | "fast_query" | "agent_run";
   stream: boolean;
+  /** What the turn's toolbox may use (src/services/tools). Absent = nothing beyond knowledge-base search. */
+  toolSettings?: import("../services/tools/types").ToolSettings;
+  /** The end user the turn acts for (`user:…`, `ext:…`, `key:…`): memories and connections are theirs. */
+  subject?: string;
+  /** Extra system instructions (an agent's goal and instructions, `always` skills are in `skills`). */
+  instructions?: string | null;
+  /** The agent run this turn belongs to (agent runs only). */
+  runId?: string | null;
+  /** 1 inside a delegate: it may not delegate further. */
+  depth?: number;
   chunkCount?: number;
   skills?: TurnRequest["skills"];
   attachments?: TurnRequest["attachments"];

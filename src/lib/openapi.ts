@@ -1,10 +1,11 @@
 import { z } from "@hono/zod-openapi";
+import { ERROR_CODES } from "./errors";
 
 /** The error body of every non-2xx answer (API-DECISIONS.md, "Errors"). */
 export const ErrorSchema = z
   .object({
     error: z.object({
-      code: z.string().openapi({ example: "invalid_request" }),
+      code: z.enum(ERROR_CODES).openapi({ example: "invalid_request", description: "One of a closed set; see src/lib/errors.ts" }),
       message: z.string().openapi({ example: "body.name: Required" }),
       details: z
         .array(z.object({ path: z.string(), message: z.string() }))
@@ -30,6 +31,19 @@ export const errorResponses = {
   429: errorResponse("Too many requests"),
   500: errorResponse("Internal error"),
 } as const;
+
+const EXTRA_ERRORS = {
+  402: "The tenant has no available credits",
+  413: "The body or file is larger than its limit",
+  415: "The file type is not accepted",
+  422: "A remote resource could not be fetched or understood",
+  502: "An upstream service failed",
+} as const;
+
+/** The less common error responses a route may give, by status: `...extraErrors(402, 422)`. */
+export function extraErrors<S extends keyof typeof EXTRA_ERRORS>(...statuses: S[]) {
+  return Object.fromEntries(statuses.map((s) => [s, errorResponse(EXTRA_ERRORS[s])])) as Record<S, ReturnType<typeof errorResponse>>;
+}
 
 /** Security requirement objects for `createRoute({ security })`. */
 export const userOrKey: Array<Record<string, string[]>> = [{ bearerAuth: [] }, { sessionCookie: [] }];

@@ -26,8 +26,8 @@ export const MAX_REDIRECTS = 5;
 const DEFAULT_DOH_URL = "https://cloudflare-dns.com/dns-query";
 const USER_AGENT = "kb-chat-service/1.0 (+https://github.com/; document ingestion)";
 
-export const urlNotAllowed = (message: string) => new ApiError("url_not_allowed", message, { status: 400 });
-export const fetchFailed = (message: string) => new ApiError("fetch_failed", message, { status: 422 });
+export const urlNotAllowed = (message: string) => new ApiError("url_not_allowed", message);
+export const fetchFailed = (message: string) => new ApiError("fetch_failed", message);
 
 export interface GuardPolicy {
   allowAllPrivate: boolean;

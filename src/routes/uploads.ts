@@ -1,5 +1,4 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { registerPublicPath } from "../auth/middleware";
 import { ApiError, conflict, forbidden, notFound } from "../lib/errors";
 import { ErrorSchema, IdParam, jsonContent } from "../lib/openapi";
 import { createRouter } from "../lib/router";
@@ -13,7 +12,6 @@ import { receiveUpload } from "../services/documents/uploads";
  * signature in the query is the credential, for one document, one purpose and
  * 15 minutes.
  */
-registerPublicPath(/^\/(uploads|downloads)\//);
 
 const tags = ["Documents"];
 const SignedQuery = z.object({

@@ -1,5 +1,10 @@
 import { and, asc, count, eq, sql } from "drizzle-orm";
+import type { Context } from "hono";
+import type { AuthorizeOptions } from "../auth/authorize";
+import { loadAuthorized } from "../auth/load";
+import type { Permission } from "../auth/permissions";
 import { registerResource, type ResourceScope } from "../auth/resources";
+import type { AppEnv } from "../types";
 import type { Database } from "../db/client";
 import { knowledgeBases, type KnowledgeBase, type Tenant } from "../db/schema";
 import { ApiError, notFound } from "../lib/errors";
@@ -50,6 +55,17 @@ export const knowledgeBaseScope = (
 
 export async function getKnowledgeBase(db: Database, id: string): Promise<KnowledgeBase | undefined> {
   return db.select().from(knowledgeBases).where(eq(knowledgeBases.id, id)).get();
+}
+
+/** A knowledge base by id, authorized for `permission` (404 when missing or out of reach). */
+export async function knowledgeBaseFor(
+  c: Context<AppEnv>,
+  id: string,
+  permission: Permission,
+  opts: AuthorizeOptions = {},
+): Promise<KnowledgeBase> {
+  const kb = await getKnowledgeBase(c.get("db"), id);
+  return (await loadAuthorized(c, permission, kb, (k) => knowledgeBaseScope(k)!, { what: "Knowledge base", ...opts })).row;
 }
 
 registerResource("knowledge_base", async (db, id) => knowledgeBaseScope(await getKnowledgeBase(db, id)));

@@ -62,6 +62,8 @@ export interface Source {
   score: number;
   page: number | null;
   url: string | null;
+  /** A recalled memory cited as a source. */
+  memory_id?: string;
 }
 
 export interface MessageMetadata {

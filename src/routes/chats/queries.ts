@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { authorize, requireCaller } from "../../auth/authorize";
 import { badRequest } from "../../lib/errors";
-import { errorResponses, jsonBody, jsonContent, userOrKey } from "../../lib/openapi";
+import { errorResponses, extraErrors, jsonBody, jsonContent, userOrKey } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import { createRetriever } from "../../services/answer/retriever";
 import { followUpQuestions, improvePrompt, IMPROVE_CATEGORIES } from "../../services/answer/assist";
@@ -67,7 +67,7 @@ const fastQuery = createRoute({
       z.object({ answer: z.string(), sources: z.array(SourceSchema), usage: UsageSchema, chat_id: z.string() }),
       "The answer",
     ),
-    402: jsonContent(z.object({ error: z.any() }), "The tenant has no available credits"),
+    ...extraErrors(402),
     ...errorResponses,
   },
 });
@@ -125,7 +125,7 @@ const improve = createRoute({
       z.object({ improved_prompt: z.string(), analysis: z.string(), techniques_applied: z.array(z.string()), usage: UsageSchema }),
       "The improved prompt",
     ),
-    402: jsonContent(z.object({ error: z.any() }), "The tenant has no available credits"),
+    ...extraErrors(402),
     ...errorResponses,
   },
 });

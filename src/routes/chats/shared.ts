@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { registerPublicPath } from "../../auth/middleware";
+import { optionalCaller } from "../../auth/authorize";
 import { notFound } from "../../lib/errors";
 import { errorResponses, jsonContent } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
@@ -12,9 +12,6 @@ import { getCookie } from "hono/cookie";
 import type { AppEnv } from "../../types";
 import { ChatIdParam, SourceSchema } from "./schemas";
 import { renderSharePage, SHARE_PAGE_HEADERS } from "./share-page";
-
-// Shared transcripts work without credentials for public chats.
-registerPublicPath(/^\/shared-chats\/[^/]+$/);
 
 const TranscriptSchema = z
   .object({
@@ -59,7 +56,7 @@ const shared = createRoute({
 
 export const sharedChatRoutes = createRouter().openapi(shared, async (c) => {
   // API keys are not members of anything: only a user session can unlock `org` chats.
-  const transcript = await sharedTranscript(c, c.req.valid("param").id, c.get("caller"));
+  const transcript = await sharedTranscript(c, c.req.valid("param").id, optionalCaller(c));
   if (!transcript) throw notFound("Chat");
   return c.json(transcript, 200);
 });

@@ -3,7 +3,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "../../types";
 import { authorize, requireCaller } from "../../auth/authorize";
 import { ApiError, notFound } from "../../lib/errors";
-import { errorResponses, jsonBody, jsonContent, userOrKey } from "../../lib/openapi";
+import { errorResponses, extraErrors, jsonBody, jsonContent, userOrKey } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import { assertSubjectParam, authorizeChat } from "../../services/chats/access";
 import { appendMessage, createChat, getChat, publicChat, truncateTitle } from "../../services/chats/chats";
@@ -39,7 +39,7 @@ const create = createRoute({
       }),
       "The chat (and the first turn)",
     ),
-    402: jsonContent(z.object({ error: z.any() }), "The tenant has no available credits"),
+    ...extraErrors(402),
     ...errorResponses,
   },
 });
@@ -54,7 +54,7 @@ const send = createRoute({
   request: { params: ChatIdParam, body: jsonBody(SendMessageBody) },
   responses: {
     200: jsonContent(TurnResponseSchema, "The user message, the answer and the turn's usage"),
-    402: jsonContent(z.object({ error: z.any() }), "The tenant has no available credits"),
+    ...extraErrors(402),
     ...errorResponses,
   },
 });
@@ -73,7 +73,7 @@ const stream = createRoute({
   request: { params: ChatIdParam, body: jsonBody(SendMessageBody) },
   responses: {
     200: { description: "text/event-stream", content: { "text/event-stream": { schema: z.string() } } },
-    402: jsonContent(z.object({ error: z.any() }), "The tenant has no available credits"),
+    ...extraErrors(402),
     ...errorResponses,
   },
 });

@@ -1,5 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { authorize, requireCaller } from "../../auth/authorize";
+import { authorize } from "../../auth/authorize";
+import { routePermission } from "../../auth/route-permission";
 import { forbidden } from "../../lib/errors";
 import { errorResponses, IdParam, jsonBody, jsonContent, noContent, pagingQuery, userOrKey } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
@@ -7,8 +8,7 @@ import { runCleanup } from "../../services/cleanup";
 import {
   createKnowledgeBase,
   deleteKnowledgeBase,
-  getKnowledgeBase,
-  knowledgeBaseScope,
+  knowledgeBaseFor,
   listKnowledgeBases,
   promptOf,
   publicKnowledgeBase,
@@ -24,6 +24,7 @@ const list = createRoute({
   path: "/knowledge-bases",
   tags,
   operationId: "listKnowledgeBases",
+  ...routePermission("documents:read"),
   summary: "Knowledge bases of a tenant",
   security: userOrKey,
   request: { query: pagingQuery(200, 100).extend({ tenant_id: z.string().min(1).max(128) }) },
@@ -41,6 +42,7 @@ const get = createRoute({
   path: "/knowledge-bases/{id}",
   tags,
   operationId: "getKnowledgeBase",
+  ...routePermission("documents:read"),
   summary: "One knowledge base",
   security: userOrKey,
   request: { params: IdParam },
@@ -52,6 +54,7 @@ const getPrompt = createRoute({
   path: "/knowledge-bases/{id}/prompt",
   tags,
   operationId: "getKnowledgeBasePrompt",
+  ...routePermission("documents:read"),
   summary: "The knowledge base's prompt fields",
   security: userOrKey,
   request: { params: IdParam },
@@ -63,6 +66,7 @@ const create = createRoute({
   path: "/knowledge-bases",
   tags,
   operationId: "createKnowledgeBase",
+  ...routePermission("documents:write"),
   summary: "Create a knowledge base (subject to the tenant's knowledge base quota)",
   security: userOrKey,
   request: { body: jsonBody(CreateKnowledgeBaseBody) },
@@ -74,6 +78,7 @@ const update = createRoute({
   path: "/knowledge-bases/{id}",
   tags,
   operationId: "updateKnowledgeBase",
+  ...routePermission("documents:write"),
   summary: "Change only the fields sent; null clears a prompt field or the description",
   security: userOrKey,
   request: { params: IdParam, body: jsonBody(UpdateKnowledgeBaseBody) },
@@ -85,6 +90,7 @@ const remove = createRoute({
   path: "/knowledge-bases/{id}",
   tags,
   operationId: "deleteKnowledgeBase",
+  ...routePermission("documents:delete"),
   summary: "Delete a knowledge base with its documents, stored files, chunks and vectors (irreversible)",
   security: userOrKey,
   request: { params: IdParam },
@@ -93,7 +99,7 @@ const remove = createRoute({
 
 export const knowledgeBaseRoutes = createRouter()
   .openapi(list, async (c) => {
-    const caller = requireCaller(c);
+    const caller = c.get("caller");
     const q = c.req.valid("query");
     const db = c.get("db");
     const tenant = await getTenant(db, q.tenant_id);
@@ -104,17 +110,15 @@ export const knowledgeBaseRoutes = createRouter()
     return c.json({ knowledge_bases: rows.map(publicKnowledgeBase), total, limit: q.limit, offset: q.offset }, 200);
   })
   .openapi(get, async (c) => {
-    const kb = await getKnowledgeBase(c.get("db"), c.req.valid("param").id);
-    await authorize(c, "documents:read", knowledgeBaseScope(kb), { what: "Knowledge base" });
-    return c.json(publicKnowledgeBase(kb!), 200);
+    const kb = await knowledgeBaseFor(c, c.req.valid("param").id, "documents:read");
+    return c.json(publicKnowledgeBase(kb), 200);
   })
   .openapi(getPrompt, async (c) => {
-    const kb = await getKnowledgeBase(c.get("db"), c.req.valid("param").id);
-    await authorize(c, "documents:read", knowledgeBaseScope(kb), { what: "Knowledge base" });
-    return c.json(promptOf(kb!), 200);
+    const kb = await knowledgeBaseFor(c, c.req.valid("param").id, "documents:read");
+    return c.json(promptOf(kb), 200);
   })
   .openapi(create, async (c) => {
-    const caller = requireCaller(c);
+    const caller = c.get("caller");
     const body = c.req.valid("json");
     const db = c.get("db");
     const tenant = await getTenant(db, body.tenant_id);
@@ -127,17 +131,14 @@ export const knowledgeBaseRoutes = createRouter()
     return c.json(publicKnowledgeBase(kb), 201);
   })
   .openapi(update, async (c) => {
-    const db = c.get("db");
-    const kb = await getKnowledgeBase(db, c.req.valid("param").id);
-    await authorize(c, "documents:write", knowledgeBaseScope(kb), { what: "Knowledge base" });
-    const updated = await updateKnowledgeBase(db, kb!.id, c.req.valid("json"));
+    const kb = await knowledgeBaseFor(c, c.req.valid("param").id, "documents:write");
+    const updated = await updateKnowledgeBase(c.get("db"), kb.id, c.req.valid("json"));
     return c.json(publicKnowledgeBase(updated), 200);
   })
   .openapi(remove, async (c) => {
     const db = c.get("db");
-    const kb = await getKnowledgeBase(db, c.req.valid("param").id);
-    await authorize(c, "documents:delete", knowledgeBaseScope(kb), { what: "Knowledge base" });
-    await runCleanup("knowledge_base", { db, env: c.env, waitUntil: (p) => c.executionCtx.waitUntil(p) }, kb!.id);
-    await deleteKnowledgeBase(db, kb!.id);
+    const kb = await knowledgeBaseFor(c, c.req.valid("param").id, "documents:delete");
+    await runCleanup("knowledge_base", { db, env: c.env, waitUntil: (p) => c.executionCtx.waitUntil(p) }, kb.id);
+    await deleteKnowledgeBase(db, kb.id);
     return c.body(null, 204);
   });

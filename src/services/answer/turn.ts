@@ -45,7 +45,7 @@ export interface TurnRequest {
   mode: "quick" | "deep";
   websearch: boolean;
   actor: Actor;
-  operation: "chat" | "fast_query";
+  operation: "chat" | "fast_query" | "agent_run";
   /** Passages to retrieve in quick mode (fast-query's chunk_count). */
   chunkCount?: number;
   skills?: PromptExtras["skills"];

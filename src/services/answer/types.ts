@@ -10,6 +10,8 @@ export interface Passage {
   page: number | null;
   heading?: string | null;
   url?: string | null;
+  /** Set for a recalled memory (document_id null, filename "Memory"). */
+  memory_id?: string | null;
 }
 
 export type Retriever = (query: string, limit: number, signal?: AbortSignal) => Promise<Passage[]>;
@@ -33,8 +35,16 @@ export type TurnEvent =
   | { type: "agent_thought"; content: string }
   | { type: "todo_update"; todo: ChatTodo }
   | { type: "data_preview"; [k: string]: unknown }
-  | { type: "mcp_tool_call"; call_id: string; server_id: string; tool: string; arguments: unknown }
-  | { type: "mcp_tool_result"; call_id: string; server_id: string; tool: string; result: unknown; is_error: boolean }
+  | { type: "mcp_tool_call"; call_id: string; server_id: string | null; connector_slug: string | null; tool: string; arguments: unknown }
+  | {
+      type: "mcp_tool_result";
+      call_id: string;
+      server_id: string | null;
+      connector_slug: string | null;
+      tool: string;
+      result: unknown;
+      is_error: boolean;
+    }
   | { type: "chart"; [k: string]: unknown }
   | { type: "sources"; sources: Source[] }
   | { type: "final_response"; content: string; isComplete: boolean }
@@ -63,5 +73,6 @@ export function passagesToSources(passages: Passage[], offset = 0): Source[] {
     score: Math.round(p.score * 10_000) / 10_000,
     page: p.page ?? null,
     url: p.url ?? null,
+    ...(p.memory_id ? { memory_id: p.memory_id } : {}),
   }));
 }

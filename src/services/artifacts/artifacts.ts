@@ -55,7 +55,7 @@ export const artifactScope = (a: Artifact | undefined | null): ResourceScope | n
     : null;
 
 export const artifactArchived = () =>
-  new ApiError("artifact_archived", "The artifact is archived; restore it first", { status: 409 });
+  new ApiError("artifact_archived", "The artifact is archived; restore it first");
 
 /**
  * The page slug: readable words of the title plus a random suffix, for example

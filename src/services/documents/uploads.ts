@@ -103,14 +103,13 @@ export async function receiveUpload(
     throw new ApiError("invalid_request", `Send the file with a Content-Length header of exactly ${doc.sizeBytes} bytes`);
   }
   if (length !== doc.sizeBytes) {
-    throw new ApiError("size_mismatch", `The body is ${length} bytes but the presign declared ${doc.sizeBytes} bytes`, { status: 400 });
+    throw new ApiError("size_mismatch", `The body is ${length} bytes but the presign declared ${doc.sizeBytes} bytes`);
   }
   const contentType = req.headers.get("Content-Type") ?? "";
   if (baseMime(contentType) !== baseMime(doc.mimeType)) {
     throw new ApiError(
       "content_type_mismatch",
       `Content-Type must be '${doc.mimeType}' as given at presign (got '${contentType || "none"}')`,
-      { status: 400 },
     );
   }
   if (!req.body) throw new ApiError("invalid_request", "The upload has no body");

@@ -156,7 +156,6 @@ export async function searchKnowledgeBase(env: Env, db: Database, opts: SearchOp
         "embedding_mismatch",
         `This knowledge base is indexed with ${kb.embeddingModel} but the service now embeds with ${embedder.model}; ` +
           "its vectors cannot be searched with another model. Delete and upload its documents again, or use a new knowledge base.",
-        { status: 409 },
       );
     }
   }

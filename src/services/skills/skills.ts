@@ -24,9 +24,7 @@ export function publicSkill(s: Skill) {
 }
 
 export const skillArchived = () =>
-  new ApiError("skill_archived", "The skill is archived; install its catalog template again to reactivate a template copy", {
-    status: 409,
-  });
+  new ApiError("skill_archived", "The skill is archived; install its catalog template again to reactivate a template copy");
 
 /** A skill of this tenant (any status), or undefined: another tenant's skill is never found. */
 export async function getTenantSkill(db: Database, tenantId: string, id: string): Promise<Skill | undefined> {

@@ -1,0 +1,146 @@
+import type { JSONSchema7 } from "ai";
+import type { Database } from "../../db/client";
+import type { Chat, KnowledgeBase, Message } from "../../db/schema";
+import type { Env } from "../../env";
+import type { Actor } from "../billing/metering";
+import type { Emit, Passage } from "../answer/types";
+
+/**
+ * THE toolbox contract (API-DECISIONS "One agent loop with a toolbox"). A turn
+ * — a chat send or stream, a fast-query, an agent run — assembles its toolbox
+ * from the providers registered in ./registry.ts; a tool-calling model gets it
+ * through the AI SDK's tool loop, and `local-extractive` drives the same tools
+ * with a deterministic plan (each tool's `plan`). Adding a tool = one file that
+ * implements ToolProvider + one line in registry.ts.
+ */
+
+/** What a tool's results are. */
+export type ToolResultKind = "passages" | "data" | "chart" | "text";
+
+/** Where a tool comes from. MCP and connector tools emit mcp_tool_call / mcp_tool_result; the others agent_thought. */
+export type ToolOrigin =
+  | { type: "internal" }
+  | { type: "mcp"; serverId: string; tool: string }
+  | { type: "connector"; slug: string; tool: string };
+
+/** What the turn may use, from the chat's settings and the turn's body, or an agent's pinned snapshot. */
+export interface ToolSettings {
+  websearch: boolean;
+  /** MCP registrations enabled for the chat (or the agent's mcp_server_ids). */
+  mcpServerIds: string[];
+  /** Connected apps (deep mode), owned by the turn's subject. */
+  connectorSlugs: string[];
+  /** Delegates: our agent ids (`agt_…`) and A2A registration ids (`a2a_…`), told apart by prefix. */
+  delegateIds: string[];
+  /** Skills attached in `auto` mode: only name and description are shown until `load_skill`. */
+  autoSkills: Array<{ id: string; name: string; description: string; body: string }>;
+}
+
+export const emptyToolSettings = (): ToolSettings => ({
+  websearch: false,
+  mcpServerIds: [],
+  connectorSlugs: [],
+  delegateIds: [],
+  autoSkills: [],
+});
+
+/** The turn a toolbox is assembled for. Everything a tool may touch is reachable from here — and nothing else. */
+export interface TurnScope {
+  db: Database;
+  env: Env;
+  chat: Chat;
+  kb: KnowledgeBase;
+  actor: Actor;
+  /**
+   * The end user the turn acts for: `user:<user id>`, `ext:<external_subject_id>`
+   * or `key:<api key id>`. Memories and connections are looked up by it, never
+   * by anything the model says.
+   */
+  subject: string;
+  mode: "quick" | "deep";
+  /** The caller reads a stream (delegates to A2A agents may stream too). */
+  streaming: boolean;
+  /** The agent run this turn belongs to, when it is one. */
+  runId: string | null;
+  /** 0 for a turn a caller started; 1 inside a delegate (which may not delegate further). */
+  depth: number;
+}
+
+export interface ToolCallContext {
+  /** Aborted when the turn is stopped, replaced or disconnected, or the per-call budget runs out. */
+  signal: AbortSignal;
+  scope: TurnScope;
+  /** For agent_thought, data_preview and chart events the tool itself emits. */
+  emit: Emit;
+  callId: string;
+}
+
+export interface ToolOutput {
+  /** What the model reads. Passages are rendered by the loop with their citation numbers: do not repeat them here. */
+  text?: string;
+  /** Citable passages: each becomes a source, numbered in the order they arrive. */
+  passages?: Passage[];
+  /** Rows a query returned: emitted as a data_preview event (rows at most 20). */
+  data?: { sql: string; columns: string[]; rows: unknown[][]; row_count: number };
+  /** A validated Vega-Lite v5 spec with inline data: emitted as a chart event. */
+  chart?: { spec: Record<string, unknown> };
+  /** The call failed: the model sees `text` as the error, the turn continues. */
+  isError?: boolean;
+  /** A delegate that answered (message metadata `delegatedAgentIds`). */
+  delegatedAgentId?: string;
+}
+
+export interface Tool {
+  /** Namespaced and stable: kb__search, mcp__<server>__<tool>, app__<slug>__<tool>, sql__query, delegate__<id>, load_skill. */
+  name: string;
+  description: string;
+  /** JSON schema of the input object. */
+  inputSchema: JSONSchema7;
+  kind: ToolResultKind;
+  origin: ToolOrigin;
+  /**
+   * The deterministic plan of `local-extractive`: the input to call this tool
+   * with once for `question`, or null to leave it out (MCP tools always are).
+   */
+  plan?: (question: string, scope: TurnScope) => Record<string, unknown> | null;
+  execute(input: Record<string, unknown>, ctx: ToolCallContext): Promise<ToolOutput>;
+}
+
+/** Checks made before a turn starts (and before any credit is spent): 400 naming the field when unresolvable. */
+export interface ValidationScope {
+  db: Database;
+  env: Env;
+  chat: Pick<Chat, "id" | "organizationId" | "environmentId" | "tenantId" | "knowledgeBaseId">;
+  subject: string;
+  mode: "quick" | "deep";
+  depth: number;
+}
+
+/** A source of tools, registered once in ./registry.ts. */
+export interface ToolProvider {
+  name: string;
+  /** Refuses settings this provider cannot honour (unknown ids, unconnected apps, ...) with a 400. */
+  validate?(scope: ValidationScope, settings: ToolSettings): Promise<void>;
+  /** The tools this turn gets from the provider ([] when it does not apply). Must not throw for a missing remote: return an error tool result at call time instead. */
+  tools(scope: TurnScope, settings: ToolSettings): Promise<Tool[]>;
+}
+
+/** Runs before the plan: passages put into the prompt (and citable for local-extractive), e.g. memory recall. */
+export interface ContextProvider {
+  name: string;
+  gather(
+    scope: TurnScope,
+    question: string,
+    signal: AbortSignal,
+  ): Promise<{ passages: Passage[]; thought?: string; metadata?: Record<string, unknown> } | null>;
+}
+
+/** Runs after the answer is persisted, before `done`: e.g. memory extraction, finishing an agent run. */
+export interface AfterTurnHook {
+  name: string;
+  run(
+    scope: TurnScope,
+    turn: { userMessage: Message; assistantMessage: Message; status: Message["status"]; question: string },
+    emit: Emit,
+  ): Promise<{ done?: Record<string, unknown> } | void>;
+}
