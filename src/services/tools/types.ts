@@ -135,12 +135,25 @@ export interface ContextProvider {
   ): Promise<{ passages: Passage[]; thought?: string; metadata?: Record<string, unknown> } | null>;
 }
 
-/** Runs after the answer is persisted, before `done`: e.g. memory extraction, finishing an agent run. */
+/**
+ * Runs after the answer is persisted, before `tokens`/`done` (also for partial and failed turns): e.g. memory
+ * extraction, finishing an agent run. `done` fields it returns are added to the `done` event (an agent run adds
+ * `run`). A hook that throws is logged and ignored: it never fails the turn.
+ */
 export interface AfterTurnHook {
   name: string;
   run(
     scope: TurnScope,
-    turn: { userMessage: Message; assistantMessage: Message; status: Message["status"]; question: string },
+    turn: {
+      userMessage: Message;
+      assistantMessage: Message;
+      status: Message["status"];
+      /** Why a partial turn ended: stopped (POST stop), replaced (a newer turn) or disconnected. */
+      stopReason?: "stopped" | "replaced" | "disconnected";
+      error?: { code: string; message: string };
+      usage: { input_tokens: number; output_tokens: number; total_tokens: number; credits: number };
+      question: string;
+    },
     emit: Emit,
   ): Promise<{ done?: Record<string, unknown> } | void>;
 }
