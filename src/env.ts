@@ -105,6 +105,10 @@ export interface Env {
   RERANK_DEPTH?: string;
   /** Give up on the reranker after this long and keep the fused order (default 5000 ms). */
   RERANK_TIMEOUT_MS?: string;
+
+  // ---- Agents (src/services/agents) ----
+  /** One Durable Object per scheduled agent: holds the alarm of its next occurrence. */
+  AGENT_SCHEDULER: DurableObjectNamespace<import("./durable/agent-scheduler").AgentScheduler>;
 }
 
 type AppBindings = Env;

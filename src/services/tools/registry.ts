@@ -1,12 +1,18 @@
 import type { AfterTurnHook, ContextProvider, ToolProvider } from "./types";
+import { delegationProvider } from "../delegation/provider";
+import { agentRunHook } from "../agents/hook";
 
 /**
  * Every tool provider, context provider and after-turn hook, one line each.
  * A new capability registers here and nowhere else; the turn pipeline reads
  * these lists (src/services/answer/).
  */
-export const TOOL_PROVIDERS: ToolProvider[] = [];
+export const TOOL_PROVIDERS: ToolProvider[] = [
+  delegationProvider,
+];
 
 export const CONTEXT_PROVIDERS: ContextProvider[] = [];
 
-export const AFTER_TURN_HOOKS: AfterTurnHook[] = [];
+export const AFTER_TURN_HOOKS: AfterTurnHook[] = [
+  agentRunHook,
+];
