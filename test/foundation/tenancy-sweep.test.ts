@@ -12,7 +12,7 @@ import {
  */
 const ALL_SCOPES = [
   "documents:read", "documents:write", "documents:delete", "query:rag", "tenants:read", "tenants:write", "tenants:delete",
-  "skills:read", "skills:write", "artifacts:read", "artifacts:write",
+  "skills:read", "skills:write", "artifacts:read", "artifacts:write", "agents:read", "agents:write",
 ];
 
 /** Operations that do not address any one tenant's data: anyone signed in may call them. */
@@ -49,6 +49,11 @@ async function victimWithEverything() {
     await call("/documents/presign", { ...owner, body: { kb_id: kb.id, tenant_id: victim.tenantId, filename: "a.md", mime_type: "text/markdown", size_bytes: 10 } }),
     201,
   );
+  const agent = expectStatus(
+    await call("/agents", { ...owner, body: { tenant_id: victim.tenantId, knowledge_base_id: kb.id, name: "A", goal: "g", model: "local-extractive" } }),
+    201,
+  );
+  const run = expectStatus(await call(`/agents/${agent.id}/messages`, { ...owner, body: { content: "What is the refund policy?" } }), 200).run;
   const victimKey = await createKey(victim, { scopes: ["tenants:read"] });
   const invite = expectStatus(await call(`/organizations/${victim.id}/members`, { ...owner, body: { email: "someone@example.com", role: "viewer" } }), 201);
 
@@ -64,12 +69,14 @@ async function victimWithEverything() {
     "shared-chats": chat.id,
     "api-keys": victimKey.id,
     invitations: invite.id,
+    agents: agent.id,
   };
   const idFor = (path: string, param: string) => {
     if (param === "tenantId") return victim.tenantId;
     if (param === "orgId") return victim.id;
     if (param === "messageId") return messageId;
     if (param === "invite_id") return invite.id;
+    if (param === "runId") return run.id;
     if (param === "member_id") return victim.owner.id;
     return byGroup[path.replace(/^(\/api\/v1)?\//, "").match(/^([^/]+)/)?.[1] ?? ""] ?? "x";
   };
@@ -82,7 +89,7 @@ async function victimWithEverything() {
     content: "What is the refund policy?", query: "refund", message: "What is the refund policy?", model: "local-extractive",
     amount: 1, role: "viewer", email: "probe@example.com", filename: "probe.md", mime_type: "text/markdown", size_bytes: 10,
     url: "https://example.com", scopes: ["documents:read"], access_level: "public", visibility: "public", status: "inactive",
-    edits: [{ oldText: "T", newText: "X" }],
+    edits: [{ oldText: "T", newText: "X" }], goal: "probe", enabled: false,
   };
   const bodyFor = (o: Operation) =>
     o.method === "GET" || o.method === "DELETE"
@@ -110,7 +117,7 @@ async function victimWithEverything() {
   };
   const requestText = (o: Operation) => o.path.replace(/\{([^}]+)\}/g, (_, p: string) => idFor(o.path, p)) + query + JSON.stringify(bodyFor(o) ?? "");
 
-  const ids = [victim.id, victim.envId, victim.tenantId, kb.id, skill.id, artifact.id, doc.document_id, chat.id, victimKey.id, invite.id, messageId];
+  const ids = [victim.id, victim.envId, victim.tenantId, kb.id, skill.id, artifact.id, doc.document_id, chat.id, victimKey.id, invite.id, messageId, agent.id, run.id, run.chat_id];
   const assertIntact = async () => {
     expectStatus(await call(`/knowledge-bases/${kb.id}`, owner), 200);
     expect(expectStatus(await call(`/organizations/${victim.id}`, owner), 200).status).toBe("active");
@@ -120,6 +127,8 @@ async function victimWithEverything() {
     expect(expectStatus(await call(`/documents/status?document_id=${doc.document_id}`, owner), 200).status).toBe("pending_upload");
     expect(expectStatus(await call(`/billing/tenants/${victim.tenantId}/credits`, owner), 200).credits_pool).toBe(500);
     expect(expectStatus(await call(`/environments/${victim.envId}/api-keys`, owner), 200).api_keys.map((k: { id: string }) => k.id)).toContain(victimKey.id);
+    expect(expectStatus(await call(`/agents/${agent.id}`, owner), 200)).toMatchObject({ status: "active", agentVersion: 1, goal: "g" });
+    expect(expectStatus(await call(`/agents/${agent.id}/runs`, owner), 200).total).toBe(1);
   };
   return { victim, operations, probe, requestText, ids, assertIntact };
 }
@@ -171,7 +180,10 @@ describe("tenancy: no route lets an outsider read or change a tenant's resources
     const viewer = await addMember(victim, "viewer");
     // Viewers may ask questions (query:rag is reading the knowledge base; src/auth/permissions.ts).
     // The signed upload URL authorizes by its signature, not by the caller.
-    const writes = operations.filter((o) => o.method !== "GET" && !o.path.startsWith("/api/v1/chats") && !o.path.startsWith("/uploads/"));
+    // Running and stopping an agent is asking questions too (agents:run).
+    const writes = operations.filter(
+      (o) => o.method !== "GET" && !o.path.startsWith("/api/v1/chats") && !o.path.startsWith("/uploads/") && !/^\/api\/v1\/agents\/\{id\}\/(messages|runs\/)/.test(o.path),
+    );
     expect(writes.length).toBeGreaterThan(30);
     const breaches: string[] = [];
     for (const o of writes) {
