@@ -1,3 +1,4 @@
+import { memoryAfterTurn, memoryContext } from "../memory/turn";
 import type { AfterTurnHook, ContextProvider, ToolProvider } from "./types";
 
 /**
@@ -7,6 +8,10 @@ import type { AfterTurnHook, ContextProvider, ToolProvider } from "./types";
  */
 export const TOOL_PROVIDERS: ToolProvider[] = [];
 
-export const CONTEXT_PROVIDERS: ContextProvider[] = [];
+export const CONTEXT_PROVIDERS: ContextProvider[] = [
+  memoryContext,
+];
 
-export const AFTER_TURN_HOOKS: AfterTurnHook[] = [];
+export const AFTER_TURN_HOOKS: AfterTurnHook[] = [
+  memoryAfterTurn,
+];
