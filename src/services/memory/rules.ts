@@ -35,11 +35,23 @@ export interface GraphPart {
 
 /** Sentences of a message (a newline or sentence-ending punctuation ends one). */
 export function sentences(text: string): string[] {
-  return text
-    .split(/\n+|(?<=[.!?])\s+(?=\S)/)
-    .map((s) => s.trim())
-    .filter(Boolean);
+  const out: string[] = [];
+  for (const line of text.split(/\n+/)) {
+    let start = 0;
+    const re = /[.!?]+\s+(?=\S)/g;
+    for (let m = re.exec(line); m; m = re.exec(line)) {
+      // "Dr. Alvarez", "e.g. this", "J. Smith": an abbreviation or an initial does not end a sentence.
+      const before = /(\S+)$/.exec(line.slice(start, m.index))?.[1] ?? "";
+      if (m[0].startsWith(".") && (ABBREVIATIONS.has(before.toLowerCase()) || /^[A-Z]$/.test(before) || /\.\w$/.test(before))) continue;
+      out.push(line.slice(start, m.index + m[0].trimEnd().length).trim());
+      start = m.index + m[0].length;
+    }
+    out.push(line.slice(start).trim());
+  }
+  return out.filter(Boolean);
 }
+
+const ABBREVIATIONS = new Set("dr mr mrs ms prof st jr sr vs etc inc ltd co no mt ft approx dept e.g i.e".split(" "));
 
 const REMEMBER =
   /^(?:(?:hey|ok|okay|so|and|also|oh)[,!\s]+)?(?:please[,\s]+|pls\s+|can you\s+|could you\s+|would you\s+|i want you to\s+)?(?:please\s+)?(?:remember|note|make a note|take note|keep in mind|don'?t forget|do not forget|never forget|memori[sz]e)(?:\s+(?:that|this|of))?\s*[:,-]?\s+(.+)$/is;
