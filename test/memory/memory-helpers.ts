@@ -47,7 +47,7 @@ export async function memoryTurn(auth: Auth, kb: { id: string; tenant_id: string
     turn = await chatWithTurn(auth, kb, message, opts.model ? { model: opts.model } : {});
     chatId = turn.chatId;
   } else {
-    const r = await call(`/chats/${chatId}/messages`, { ...auth, body: { message } });
+    const r = await call(`/chats/${chatId}/messages`, { ...auth, body: { content: message, model: opts.model ?? "local-extractive" } });
     expectStatus(r, 200);
     turn = { chatId, userMessage: r.body.user_message, assistantMessage: r.body.assistant_message };
   }
