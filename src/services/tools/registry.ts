@@ -1,4 +1,7 @@
 import { memoryAfterTurn, memoryContext } from "../memory/turn";
+import { kbSearchProvider } from "./builtin/kb-search";
+import { skillsProvider } from "./builtin/skills";
+import { webSearchProvider } from "./builtin/web-search";
 import type { AfterTurnHook, ContextProvider, ToolProvider } from "./types";
 
 /**
@@ -6,7 +9,11 @@ import type { AfterTurnHook, ContextProvider, ToolProvider } from "./types";
  * A new capability registers here and nowhere else; the turn pipeline reads
  * these lists (src/services/answer/).
  */
-export const TOOL_PROVIDERS: ToolProvider[] = [];
+export const TOOL_PROVIDERS: ToolProvider[] = [
+  kbSearchProvider,
+  webSearchProvider,
+  skillsProvider,
+];
 
 export const CONTEXT_PROVIDERS: ContextProvider[] = [
   memoryContext,
