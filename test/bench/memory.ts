@@ -100,6 +100,7 @@ async function main() {
       citedRight += memIds.filter((id) => id === want).length;
       if (want && memIds.includes(want)) hits++;
       if ((a.body.assistant_message.content as string).includes(value(i))) correct++;
+      else if (process.env.BENCH_VERBOSE) console.log(`miss: ${q} -> ${a.body.assistant_message.content}`);
       if (md.memoryUsed) memoryUsed++;
     }
 

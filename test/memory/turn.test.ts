@@ -29,7 +29,7 @@ describe("explicit_only", () => {
     const first = await memoryTurn(auth, kb, "ext:alice", "Remember that my project code is ZEBRA-42");
     expect(first.gathered?.thought).toBe("Remembered: My project code is ZEBRA-42.");
     // The same turn cites what it stored, so the answer acknowledges it.
-    expect(first.gathered?.passages.map((p) => p.text)).toEqual(["My project code is ZEBRA-42."]);
+    expect(first.gathered?.passages.map((p) => p.text)).toEqual(["You told me: My project code is ZEBRA-42."]);
     const [m] = await memoriesOf(org.tenantId);
     expect(m).toMatchObject({ subject_id: "ext:alice", knowledge_base_id: null, source_chat_id: first.chatId, source_message_id: first.userMessageId, kind: "fact" });
 
@@ -99,7 +99,7 @@ describe("explicit_only", () => {
     await memoryTurn(auth, kb, "ext:b", "Remember that my project code is ZEBRA-42");
     const t = await memoryTurn(auth, kb, "ext:a", "Please forget my project code.");
     expect(t.gathered?.thought).toBe("Forgot: My project code is ZEBRA-42.");
-    expect(t.gathered?.passages.map((p) => p.text)).not.toContain("My project code is ZEBRA-42.");
+    expect(t.gathered?.passages.map((p) => p.text)).not.toContain("You told me: My project code is ZEBRA-42.");
     const rows = await memoriesOf(org.tenantId);
     expect(rows.map((r) => `${r.subject_id} ${r.content}`)).toEqual(["ext:a My dentist is Dr. Alvarez.", "ext:b My project code is ZEBRA-42."]);
     const none = await memoryTurn(auth, kb, "ext:a", "forget about my car");
@@ -130,7 +130,7 @@ describe("retention none and automatic", () => {
     expect(rows.every((r) => r.source_message_id === t.userMessageId)).toBe(true);
     // Nothing from the answer or the recalled memories: a question alone adds nothing.
     const q = await memoryTurn(auth, kb, "ext:a", "Where do I work?");
-    expect(q.gathered?.passages.map((p) => p.text)).toEqual(["I work at Acme Corp."]);
+    expect(q.gathered?.passages.map((p) => p.text)).toEqual(["You told me: I work at Acme Corp."]);
     expect(q.events).toEqual([]);
     expect(await memoriesOf(org.tenantId)).toHaveLength(2);
     const logs = await db().all<{ n: number }>(sql`SELECT count(*) AS n FROM usage_logs WHERE tenant_id = ${org.tenantId} AND operation = 'memory'`);

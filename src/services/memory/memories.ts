@@ -29,7 +29,7 @@ export const RESTATEMENT_SIMILARITY = 0.75;
 /** Memories recalled into a turn. */
 export const RECALL_LIMIT = 3;
 /** Lexical hits weaker than this share of the best one are not recalled (one shared word among many). */
-const RELATIVE_CUTOFF = 0.35;
+const RELATIVE_CUTOFF = 0.5;
 /** A memory found only by the vector leg is recalled at this cosine or above (learned embedding models only). */
 const VECTOR_ONLY_MIN = 0.45;
 const FTS_CANDIDATES = 50;

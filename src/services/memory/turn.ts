@@ -30,13 +30,20 @@ import { memorySpaceFor, type MemorySpace } from "./settings";
  */
 
 const MEMORY_FILENAME = "Memory";
+/**
+ * A recalled memory is quoted as what the user said, so the answer attributes
+ * it ("You told me: My project code is ZEBRA-42 [1].") and local-extractive,
+ * which skips sentences of fewer than three content words, can still cite a
+ * short fact ("My dentist is Dr. Alvarez.").
+ */
+export const MEMORY_PREFIX = "You told me: ";
 
 export function memoryPassages(recalled: RecalledMemory[]): Passage[] {
   return recalled.map((r) => ({
     document_id: null,
     filename: MEMORY_FILENAME,
     chunk_id: null,
-    text: r.memory.content,
+    text: MEMORY_PREFIX + r.memory.content,
     score: r.score,
     page: null,
     heading: null,
