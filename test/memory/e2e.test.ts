@@ -75,4 +75,24 @@ describe("memory end to end", () => {
     expect(md.memoryUsed).toBe(true);
     expect(md.memory_ids).toBeUndefined();
   });
+
+  it("automatic retention with a provider model: one extraction call per turn through the loop, metered as memory", async () => {
+    const org = await createOrg();
+    await setMemorySettings(org, { mode: "durable", retention: "automatic" });
+    const kb = await memoryKb(org, "subject");
+    const { key } = await createKey(org, { scopes: ["query:rag"] });
+    const r = await ask({ key }, kb, "My favourite framework is Hono. I prefer terse answers.", { model: "test-gpt", external_subject_id: "carol" });
+    const logs = await db().all<{ operation: string; model: string; chat_id: string; message_id: string; api_key_id: string | null }>(
+      sql`SELECT operation, model, chat_id, message_id, api_key_id FROM usage_logs WHERE tenant_id = ${org.tenantId} AND operation = 'memory'`,
+    );
+    expect(logs).toEqual([{ operation: "memory", model: "test-gpt", chat_id: r.chat.id, message_id: r.assistant_message.id, api_key_id: expect.any(String) }]);
+    const rows = await db().all<{ subject_id: string; content: string; kind: string }>(sql`SELECT subject_id, content, kind FROM memories WHERE tenant_id = ${org.tenantId} ORDER BY seq`);
+    expect(rows).toEqual([
+      { subject_id: "ext:carol", content: "My favourite framework is Hono.", kind: "fact" },
+      { subject_id: "ext:carol", content: "I prefer terse answers.", kind: "preference" },
+    ]);
+    // The usage summary counts the memory call with the turn's.
+    const usage = expectStatus(await call(`/billing/tenants/${org.tenantId}/usage/logs?limit=50`, { cookie: org.owner.cookie }), 200);
+    expect(usage.logs.map((l: any) => l.operation).sort()).toEqual(["chat", "memory"]);
+  });
 });
