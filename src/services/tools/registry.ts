@@ -1,3 +1,4 @@
+import { connectorToolProvider } from "../connectors/provider";
 import type { AfterTurnHook, ContextProvider, ToolProvider } from "./types";
 
 /**
@@ -5,7 +6,9 @@ import type { AfterTurnHook, ContextProvider, ToolProvider } from "./types";
  * A new capability registers here and nowhere else; the turn pipeline reads
  * these lists (src/services/answer/).
  */
-export const TOOL_PROVIDERS: ToolProvider[] = [];
+export const TOOL_PROVIDERS: ToolProvider[] = [
+  connectorToolProvider,
+];
 
 export const CONTEXT_PROVIDERS: ContextProvider[] = [];
 
