@@ -1,4 +1,7 @@
 import { connectorToolProvider } from "../connectors/provider";
+import { kbSearchProvider } from "./builtin/kb-search";
+import { skillsProvider } from "./builtin/skills";
+import { webSearchProvider } from "./builtin/web-search";
 import type { AfterTurnHook, ContextProvider, ToolProvider } from "./types";
 
 /**
@@ -7,6 +10,9 @@ import type { AfterTurnHook, ContextProvider, ToolProvider } from "./types";
  * these lists (src/services/answer/).
  */
 export const TOOL_PROVIDERS: ToolProvider[] = [
+  kbSearchProvider,
+  webSearchProvider,
+  skillsProvider,
   connectorToolProvider,
 ];
 
