@@ -325,7 +325,7 @@ async function api(req: http.IncomingMessage, res: http.ServerResponse, slug: st
   return send(res, 404, { message: `no such endpoint in the ${slug} double: ${method} ${path}` });
 }
 
-export const handler: Handler = async (req, res) => {
+async function route(req: http.IncomingMessage, res: http.ServerResponse): Promise<unknown> {
   const url = new URL(req.url ?? "/", "http://127.0.0.1");
   if (url.pathname === "/_control/log") return send(res, 200, log);
   const m = /^\/([a-z-]+)(\/.*)$/.exec(url.pathname);
@@ -342,4 +342,8 @@ export const handler: Handler = async (req, res) => {
   }
   if (rest.startsWith("/api/")) return api(req, res, slug, rest.slice(4), url);
   return send(res, 404, "not found");
+}
+
+export const handler: Handler = async (req, res) => {
+  await route(req, res);
 };
