@@ -35,12 +35,19 @@ describe("connecting an app: add → provider → callback → status", () => {
     expect(auth.searchParams.get("code_challenge_method")).toBe(pkce ? "S256" : null);
     expect(!!auth.searchParams.get("code_challenge")).toBe(pkce);
 
+    // The pending authorization holds the PKCE verifier sealed, never in the clear.
+    const stateId = JSON.parse(atob(auth.searchParams.get("state")!.split(".")[0].replace(/-/g, "+").replace(/_/g, "/"))).n;
+    const pending = await env.DB.prepare("SELECT code_verifier FROM connector_oauth_states WHERE id = ?").bind(stateId).first<{ code_verifier: string | null }>();
+    if (pkce) expect(pending!.code_verifier).toMatch(/^v1:[^:]+:[^:]+:[^:]+$/);
+    else expect(pending!.code_verifier).toBeNull();
+
     const back = await approve(add.redirect_url);
     expect(back.startsWith("http://localhost:8787/api/v1/connectors/auth/callback?")).toBe(true);
     const cb = await callback(back);
     expect(cb.status).toBe(302);
     expect(cb.location!.origin + cb.location!.pathname).toBe(DONE);
     expect(Object.fromEntries(cb.location!.searchParams)).toEqual({ status: "connected", slug });
+    expect(await env.DB.prepare("SELECT id FROM connector_oauth_states WHERE id = ?").bind(stateId).first()).toBeNull();
 
     const [st] = await statuses({ cookie: user.cookie }, [slug]);
     expect(st).toMatchObject({ slug, connected: true, status: "connected", reason: null, account: EXPECTED_ACCOUNT[slug] });
