@@ -222,7 +222,7 @@ describe("ownership", () => {
     expect(fts[0].n).toBe(0);
   });
 
-  it("deleting a knowledge base or a tenant removes what it owns", async () => {
+  it("deleting a knowledge base, a tenant or the organization removes what it owns", async () => {
     const org = await createOrg();
     const auth = { cookie: org.owner.cookie };
     const kb = await memoryKb(org, "kb_restricted");
@@ -238,6 +238,18 @@ describe("ownership", () => {
     expect(await memoriesOf(t.id)).toEqual([]);
     const left = await db().all<{ n: number }>(sql`SELECT (SELECT count(*) FROM memory_entities WHERE tenant_id = ${t.id}) + (SELECT count(*) FROM tenant_memory_settings WHERE tenant_id = ${t.id}) AS n`);
     expect(left[0].n).toBe(0);
+
+    // The organization: everything of every tenant.
+    await setMemorySettings(org, { mode: "durable" });
+    const kb3 = await memoryKb(org, "subject");
+    await memoryTurn(auth, kb3, "ext:a", "Remember that my project code is ZEBRA-42");
+    expect(await memoriesOf(org.tenantId)).toHaveLength(1);
+    expectStatus(await call(`/organizations/${org.id}`, { ...auth, method: "DELETE" }), 204);
+    const gone = await db().all<{ n: number }>(sql`SELECT
+      (SELECT count(*) FROM memories WHERE organization_id = ${org.id}) +
+      (SELECT count(*) FROM memory_entities WHERE tenant_id = ${org.tenantId}) +
+      (SELECT count(*) FROM tenant_memory_settings WHERE organization_id = ${org.id}) AS n`);
+    expect(gone[0].n).toBe(0);
   });
 });
 
