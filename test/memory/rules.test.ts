@@ -56,6 +56,7 @@ describe("memory rules", () => {
     expect(g.entities.map((e) => e.name)).toEqual(["User", "Acme Corp with Dana Scully"]);
     const h = graphOf("The Leeds office opens at 9.");
     expect(h.relations).toEqual([]);
-    expect(h.entities.map((e) => e.name)).toEqual(["Leeds", "9"]);
+    expect(h.entities.map((e) => e.name)).toEqual(["Leeds"]);
+    expect(graphOf("My locker number is 815.").relations).toEqual([{ source: "User", target: "815", relation: "locker number" }]);
   });
 });

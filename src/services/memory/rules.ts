@@ -244,7 +244,8 @@ export function graphOf(content: string): GraphPart {
   const named = text.match(/(?<!^)\b(?:[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)|\b[A-Za-z]*\d[\w-]*\b/g) ?? [];
   for (const raw of named) {
     const n = nodeName(raw);
-    if (!n || n === SELF || n === "I" || /^(?:I'm|I've|I'd)$/.test(n)) continue;
+    // Bare numbers ("opens at 9") are values, not things: only the "my X is 42" shape makes them a node.
+    if (!n || n === SELF || n === "I" || /^(?:I'm|I've|I'd)$/.test(n) || /^\d+$/.test(n)) continue;
     if (valueName && valueName.toLowerCase().includes(n.toLowerCase())) continue;
     const name = addEntity(n, typeOf(n));
     if (name && self) relations.push({ source: self, target: name, relation: "mentions" });
