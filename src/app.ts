@@ -30,6 +30,7 @@ import { skillRoutes } from "./routes/skills";
 import { tenantRoutes } from "./routes/tenants";
 import { signedUrlRoutes } from "./routes/uploads";
 import type { AppEnv } from "./types";
+import { embedRoutes } from "./routes/embed";
 
 export const API_PREFIX = "/api/v1";
 
@@ -74,6 +75,7 @@ function createApi() {
   api.route("/", sharedChatRoutes);
   // Retrieval evaluation (npm run eval:retrieval); answers 404 unless EVAL_ENDPOINTS=true outside production.
   api.route("/", evalRoutes);
+  api.route("/", embedRoutes);
   return api;
 }
 
