@@ -31,6 +31,7 @@ import { tenantRoutes } from "./routes/tenants";
 import { signedUrlRoutes } from "./routes/uploads";
 import type { AppEnv } from "./types";
 import { embedRoutes } from "./routes/embed";
+import { widgetRoutes } from "./routes/embed/widget";
 
 export const API_PREFIX = "/api/v1";
 
@@ -111,6 +112,8 @@ export function createApp() {
   // Share URLs of chats (PATCH /chats/:id/access): a read-only HTML transcript.
   app.get("/share/:chatId", sharePage);
   app.get("/chat-images/:chatId/:file", chatImage);
+  // The embeddable chat widget (GET /widget.js) and its development demo (GET /embed/demo).
+  app.route("/", widgetRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",
