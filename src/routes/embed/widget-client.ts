@@ -279,7 +279,7 @@ textarea{flex:1;resize:none;font:inherit;padding:8px 10px;border:1px solid #d1d9
 
   // ---- the chat -------------------------------------------------------------
   let chatId: string | null = null;
-  let restored = false;
+  let restoring: Promise<void> | null = null;
   const chatKey = (t: Tok) => `kb-chat-widget:${api}:${t.kbId}`;
   const forgetChat = async () => {
     chatId = null;
@@ -304,9 +304,8 @@ textarea{flex:1;resize:none;font:inherit;padding:8px 10px;border:1px solid #d1d9
     const bot = addBot();
     renderAnswer(bot, welcome, []);
   };
-  const restore = async () => {
-    if (restored) return;
-    restored = true;
+  const restore = () => (restoring ??= load());
+  const load = async () => {
     try {
       const t = await getToken();
       const saved = store.get(chatKey(t));
@@ -354,12 +353,14 @@ textarea{flex:1;resize:none;font:inherit;padding:8px 10px;border:1px solid #d1d9
 
   const ask = async (question: string) => {
     setBusy(true);
+    const controller = new AbortController();
+    streaming = { controller, stopTimer: null };
+    // The saved conversation is shown first, then the new question below it.
+    await restore();
     addUser(question);
     const bot = addBot();
     bot.el.setAttribute("aria-busy", "true");
     announce("Answering…");
-    const controller = new AbortController();
-    streaming = { controller, stopTimer: null };
     let text = "";
     let sources: Source[] = [];
     let finished = false;
@@ -444,7 +445,8 @@ textarea{flex:1;resize:none;font:inherit;padding:8px 10px;border:1px solid #d1d9
 
   const stop = async () => {
     const s = streaming;
-    if (!s || !chatId) return;
+    if (!s) return;
+    if (!chatId) return s.controller.abort();
     stopBtn.disabled = true;
     try {
       await call(`/chats/${chatId}/stop`, { method: "POST" });
