@@ -83,6 +83,7 @@ async function victimWithEverything() {
     amount: 1, role: "viewer", email: "probe@example.com", filename: "probe.md", mime_type: "text/markdown", size_bytes: 10,
     url: "https://example.com", scopes: ["documents:read"], access_level: "public", visibility: "public", status: "inactive",
     edits: [{ oldText: "T", newText: "X" }],
+    allowed_origins: ["https://example.com"],
   };
   const bodyFor = (o: Operation) =>
     o.method === "GET" || o.method === "DELETE"
