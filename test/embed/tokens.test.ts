@@ -161,6 +161,11 @@ describe("using an embed token", () => {
     );
     expect(withMessage.assistant_message.content).toMatch(/refund/i);
 
+    // Usage is logged against the token (api_key_id = its id).
+    const usage = await env.DB.prepare("SELECT api_key_id, is_api_key FROM usage_logs WHERE chat_id = ?").bind(id).all<{ api_key_id: string; is_api_key: number }>();
+    expect(usage.results.length).toBeGreaterThan(0);
+    for (const u of usage.results) expect(u).toEqual({ api_key_id: t.id, is_api_key: 1 });
+
     // The application (the minting backend's key) sees the chat under that subject.
     expectStatus(await call(`/chats/${id}/messages?external_subject_id=alice`, { key }), 200);
     expectError(await call(`/chats/${id}/messages`, { key }), 404);
