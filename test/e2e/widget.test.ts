@@ -76,7 +76,8 @@ describe.skipIf(!chromiumPath)("the chat widget on a customer's site", () => {
     // valid for the site's real origin (http://localhost:PORT) only.
     sitePort = await freePort();
     site = http.createServer(async (req, res) => {
-      if (req.method === "POST" && req.url === "/kb-token") {
+      const url = new URL(req.url ?? "/", "http://site");
+      if (req.method === "POST" && url.pathname === "/kb-token") {
         const r = await fetch(`${server.base}/api/v1/embed/tokens`, {
           method: "POST",
           headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
@@ -85,7 +86,7 @@ describe.skipIf(!chromiumPath)("the chat widget on a customer's site", () => {
             knowledge_base_id: kb.id,
             external_subject_id: "customer-42",
             allowed_origins: [`http://localhost:${sitePort}`],
-            ttl_seconds: 600,
+            ttl_seconds: Number(url.searchParams.get("ttl") ?? 600),
           }),
         });
         const text = await r.text();
@@ -97,7 +98,7 @@ describe.skipIf(!chromiumPath)("the chat widget on a customer's site", () => {
       res.writeHead(200, { "Content-Type": "text/html; charset=utf-8" });
       res.end(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Acme shop</title></head>
 <body style="font-family:sans-serif;margin:40px"><h1>Acme shop</h1><p>Questions about refunds or shipping? Ask our assistant.</p>
-<script src="${server.base}/widget.js" data-token-url="/kb-token" data-title="Acme help" data-primary-color="#7c3aed" defer></script>
+<script src="${server.base}/widget.js" data-token-url="/kb-token${url.searchParams.has("ttl") ? `?ttl=${url.searchParams.get("ttl")}` : ""}" data-title="Acme help" data-primary-color="#7c3aed" defer></script>
 </body></html>`);
     });
     await new Promise<void>((r) => site.listen(sitePort, "127.0.0.1", r));
@@ -201,6 +202,27 @@ describe.skipIf(!chromiumPath)("the chat widget on a customer's site", () => {
     expect(await text(tab, `${SHADOW}.activeElement && ${SHADOW}.activeElement.className`)).toBe("launcher");
     expect(errors).toEqual([]);
     await tab.close();
+  });
+
+  it("refreshes its token before it expires", async () => {
+    const context = await browser.newContext();
+    const tab = await context.newPage();
+    await tab.clock.install();
+    const before = mints.length;
+    await tab.goto(`http://localhost:${sitePort}/?ttl=60`);
+    await tab.locator("button.launcher").click();
+    await ask(tab, "How many days do customers have to request a refund?");
+    await tab.waitForFunction(`${lastBot}.getAttribute("aria-busy") === "false"`, null, { timeout: 30_000 });
+    expect(mints.length - before).toBe(1);
+    // 45 s later the 60 s token is close to expiry: the widget fetches a new one before using it.
+    await tab.clock.fastForward(45_000);
+    await ask(tab, "What does express shipping cost?");
+    await tab.waitForFunction(`${lastBot}.getAttribute("aria-busy") === "false"`, null, { timeout: 30_000 });
+    expect(mints.length - before).toBeGreaterThanOrEqual(2);
+    expect(await text(tab, `${lastBot}.querySelector(".text").textContent`)).toMatch(/15 euros/);
+    // Same end user, same chat: the conversation went on.
+    expect(await tab.locator(".msg.user").count()).toBe(2);
+    await context.close();
   });
 
   it("is refused from an origin that is not on the token's list, and a token cannot read documents or tenants", async () => {
