@@ -32,6 +32,8 @@ import { skillRoutes } from "./routes/skills";
 import { tenantRoutes } from "./routes/tenants";
 import { signedUrlRoutes } from "./routes/uploads";
 import type { AppEnv } from "./types";
+import { embedRoutes } from "./routes/embed";
+import { widgetRoutes } from "./routes/embed/widget";
 
 export const API_PREFIX = "/api/v1";
 
@@ -78,6 +80,7 @@ function createApi() {
   // Retrieval evaluation (npm run eval:retrieval); answers 404 unless EVAL_ENDPOINTS=true outside production.
   api.route("/", evalRoutes);
   api.route("/", memoryRoutes);
+  api.route("/", embedRoutes);
   return api;
 }
 
@@ -113,6 +116,8 @@ export function createApp() {
   // Share URLs of chats (PATCH /chats/:id/access): a read-only HTML transcript.
   app.get("/share/:chatId", sharePage);
   app.get("/chat-images/:chatId/:file", chatImage);
+  // The embeddable chat widget (GET /widget.js) and its development demo (GET /embed/demo).
+  app.route("/", widgetRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",
