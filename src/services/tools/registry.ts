@@ -1,3 +1,5 @@
+import { memoryAfterTurn, memoryContext } from "../memory/turn";
+import { connectorToolProvider } from "../connectors/provider";
 import { kbSearchProvider } from "./builtin/kb-search";
 import { skillsProvider } from "./builtin/skills";
 import { webSearchProvider } from "./builtin/web-search";
@@ -14,11 +16,15 @@ export const TOOL_PROVIDERS: ToolProvider[] = [
   kbSearchProvider,
   webSearchProvider,
   skillsProvider,
+  connectorToolProvider,
   delegationProvider,
 ];
 
-export const CONTEXT_PROVIDERS: ContextProvider[] = [];
+export const CONTEXT_PROVIDERS: ContextProvider[] = [
+  memoryContext,
+];
 
 export const AFTER_TURN_HOOKS: AfterTurnHook[] = [
+  memoryAfterTurn,
   agentRunHook,
 ];
