@@ -125,6 +125,21 @@ describe("delegation (one hop)", () => {
     expect(inside.isError).toBe(true);
   });
 
+  it("stopping the caller's turn cancels the delegate's run", async () => {
+    const { kb, auth } = await kbWithDocument();
+    const slow = await createAgent(auth, kb, { name: "Slow desk", model: "test-gpt-slow" });
+    const lead = await createAgent(auth, kb, { delegate_agent_ids: [slow.id] });
+    const parent = expectStatus(await runAgent(auth, lead.id, { content: "refund?" }), 200);
+    const scope = await scopeOfRun(parent.run.id);
+    const [tool] = await delegationProvider.tools(scope, { ...emptyToolSettings(), delegateIds: [slow.id] });
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 1500);
+    await tool.execute({ question: "What does the refund policy say?" }, { ...ctxOf(scope), signal: controller.signal });
+    const [child] = expectStatus(await call(`/agents/${slow.id}/runs`, auth), 200).runs;
+    expect(child).toMatchObject({ trigger: "delegation", parent_run_id: parent.run.id, status: "cancelled" });
+    expect(child.output.length).toBeGreaterThan(0);
+  });
+
   it("chats name delegates in delegate_agent_ids through the same provider", async () => {
     const { kb, auth } = await kbWithDocument();
     const helper = await createAgent(auth, kb, { name: "Helper desk" });

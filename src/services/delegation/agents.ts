@@ -2,7 +2,8 @@ import { eq } from "drizzle-orm";
 import { knowledgeBases, tenants, type Agent } from "../../db/schema";
 import { getAgent } from "../agents/agents";
 import { executeRunJson } from "../agents/execute";
-import { startRun } from "../agents/runs";
+import { cancelRun, startRun } from "../agents/runs";
+import { stopTurn } from "../chats/session";
 import type { DelegateResolver, DelegationOrigin } from "./types";
 
 /**
@@ -61,7 +62,19 @@ export const agentDelegates: DelegateResolver = {
       depth: 1,
       stream: false,
     });
-    const { outcome, run: done } = await executeRunJson(origin.env, origin.db, cmd);
+    // Stopping the caller's turn stops the delegate's run too (it ends cancelled with its partial output).
+    const onAbort = () => {
+      void cancelRun(origin.db, run.id)
+        .then((was) => (was ? stopTurn(origin.env, cmd.chatId) : false))
+        .catch(() => {});
+    };
+    call.signal.addEventListener("abort", onAbort, { once: true });
+    let outcome, done;
+    try {
+      ({ outcome, run: done } = await executeRunJson(origin.env, origin.db, cmd));
+    } finally {
+      call.signal.removeEventListener("abort", onAbort);
+    }
     const text = outcome.assistant_message.content;
     return {
       passage: { document_id: null, filename: `Agent: ${agent.config.name}`, chunk_id: null, text: text || "(no answer)", score: 1, page: null, url: null },
