@@ -56,6 +56,8 @@ CREATE TABLE agent_runs (
   trigger TEXT NOT NULL CHECK (trigger IN ('api', 'schedule', 'delegation')),
   scheduled_for TEXT,
   chat_id TEXT,
+  -- Whose run it is (like its chat): 'user:<id>' or 'app' (API keys); NULL for a run refused before any work.
+  owner TEXT,
   parent_run_id TEXT,
   error_code TEXT,
   error_message TEXT,

@@ -217,6 +217,28 @@ describe("agent runs", () => {
     expect(gone.run.snapshot.skills.map((s: any) => s.name)).toEqual(["House style"]);
   });
 
+  it("a run's content belongs to its chat's owner: other members and keys do not see it", async () => {
+    const { org, kb, auth } = await kbWithDocument();
+    const { addMember } = await import("../helpers");
+    const a = await createAgent(auth, kb);
+    const mine = expectStatus(await runAgent(auth, a.id, { content: "my private question about refunds" }), 200);
+    const viewer = await addMember(org, "viewer");
+    const theirs = expectStatus(await runAgent({ cookie: viewer.cookie }, a.id, { content: "the viewer's question" }), 200);
+    const key = await createKey(org, { scopes: ["agents:read", "query:rag"] });
+    const app = expectStatus(await runAgent({ key: key.key }, a.id, { content: "an end user's question", external_subject_id: "u1" }), 200);
+
+    const ids = async (auth2: { cookie?: string; key?: string }) =>
+      expectStatus(await call(`/agents/${a.id}/runs`, auth2), 200).runs.map((r: any) => r.id).sort();
+    expect(await ids(auth)).toEqual([mine.run.id]);
+    expect(await ids({ cookie: viewer.cookie })).toEqual([theirs.run.id]);
+    expect(await ids({ key: key.key })).toEqual([app.run.id]);
+    expectError(await call(`/agents/${a.id}/runs/${mine.run.id}`, { cookie: viewer.cookie }), 404);
+    expectError(await call(`/agents/${a.id}/runs/${mine.run.id}`, { key: key.key }), 404);
+    expectError(await call(`/agents/${a.id}/runs/${app.run.id}`, auth), 404);
+    expectError(await call(`/agents/${a.id}/runs/${mine.run.id}/stop`, { cookie: viewer.cookie, method: "POST" }), 404);
+    expectStatus(await call(`/agents/${a.id}/runs/${theirs.run.id}`, { cookie: viewer.cookie }), 200);
+  });
+
   it("a provider model gets the pinned goal and instructions in its prompt", async () => {
     const { kb, auth } = await kbWithDocument();
     const goal = unique("goalnonce");

@@ -108,6 +108,7 @@ export const agentRuns = sqliteTable(
     trigger: text("trigger", { enum: RUN_TRIGGERS }).notNull(),
     scheduledFor: text("scheduled_for"),
     chatId: text("chat_id"),
+    owner: text("owner"),
     parentRunId: text("parent_run_id"),
     errorCode: text("error_code"),
     errorMessage: text("error_message"),

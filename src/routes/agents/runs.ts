@@ -7,7 +7,7 @@ import { errorResponses, extraErrors, IdParam, jsonBody, jsonContent, pagingQuer
 import { createRouter } from "../../lib/router";
 import { agentFor, assertActive } from "../../services/agents/agents";
 import { executeRunJson, executeRunStream } from "../../services/agents/execute";
-import { cancelRun, chatAgentId, getRun, listRuns, publicRun, startRun } from "../../services/agents/runs";
+import { cancelRun, chatAgentId, getRun, listRuns, publicRun, runVisible, startRun, type RunViewer } from "../../services/agents/runs";
 import { actorOf, assertCanSpend } from "../../services/billing/metering";
 import { assertNotTerminated, assertSubjectParam, ownsChat } from "../../services/chats/access";
 import { getChat } from "../../services/chats/chats";
@@ -101,6 +101,11 @@ const stop = createRoute({
   responses: { 200: jsonContent(z.object({ stopped: z.boolean(), run: RunSchema }), "Whether a run in flight was stopped"), ...errorResponses },
 });
 
+const viewerOf = (c: Context<AppEnv>): RunViewer => {
+  const caller = c.get("caller");
+  return caller.type === "user" ? { userId: caller.user.id } : { apiKey: true };
+};
+
 /** Authorizes and prepares a run (JSON and stream alike): every refusal before any work. */
 async function prepareRun(c: Context<AppEnv>, agent: Agent, body: z.infer<typeof RunMessageBody>, streaming: boolean) {
   const caller = c.get("caller");
@@ -154,14 +159,14 @@ export const agentRunRoutes = createRouter()
   .openapi(runs, async (c) => {
     const agent = await agentFor(c, c.req.valid("param").id, "agents:read");
     const q = c.req.valid("query");
-    const { rows, total } = await listRuns(c.get("db"), agent.id, q);
+    const { rows, total } = await listRuns(c.get("db"), agent.id, { ...q, viewer: viewerOf(c) });
     return c.json({ runs: rows.map(publicRun), total, limit: q.limit, offset: q.offset }, 200);
   })
   .openapi(run, async (c) => {
     const p = c.req.valid("param");
     const agent = await agentFor(c, p.id, "agents:read");
     const r = await getRun(c.get("db"), p.runId);
-    if (!r || r.agentId !== agent.id) throw notFound("Run");
+    if (!r || r.agentId !== agent.id || !(await runVisible(c.get("db"), r.id, viewerOf(c)))) throw notFound("Run");
     return c.json(publicRun(r), 200);
   })
   .openapi(stop, async (c) => {
@@ -169,7 +174,7 @@ export const agentRunRoutes = createRouter()
     const db = c.get("db");
     const agent = await agentFor(c, p.id, "agents:run");
     const r = await getRun(db, p.runId);
-    if (!r || r.agentId !== agent.id) throw notFound("Run");
+    if (!r || r.agentId !== agent.id || !(await runVisible(db, r.id, viewerOf(c)))) throw notFound("Run");
     let stopped = false;
     if (await cancelRun(db, r.id)) {
       stopped = true;

@@ -1,4 +1,4 @@
-import { and, count, desc, eq, inArray, sql } from "drizzle-orm";
+import { and, count, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { TurnCommand, TurnOutcome } from "../../durable/chat-session";
 import type { Database } from "../../db/client";
 import {
@@ -55,8 +55,28 @@ export async function getRun(db: Database, id: string): Promise<AgentRun | undef
   return db.select().from(agentRuns).where(eq(agentRuns.id, id)).get();
 }
 
-export async function listRuns(db: Database, agentId: string, opts: { status?: RunStatus; limit: number; offset: number }) {
-  const where = opts.status ? and(eq(agentRuns.agentId, agentId), eq(agentRuns.status, opts.status)) : eq(agentRuns.agentId, agentId);
+/**
+ * Whose runs a caller sees: a run's content (task, output, chat) belongs to
+ * the owner of its chat, like the chat itself. A signed-in user sees the runs
+ * of their own chats; a key (the application) sees the runs of key-owned chats
+ * (all its end users, as its chat list does) — recorded on the run as `owner`,
+ * so it holds after the chat is gone; runs that never got a chat
+ * (refused before any work) carry no content and are visible to every reader.
+ */
+export type RunViewer = { userId: string } | { apiKey: true };
+
+function visibleTo(viewer: RunViewer): SQL {
+  const owner = "userId" in viewer ? `user:${viewer.userId}` : "app";
+  return sql`(${agentRuns.owner} IS NULL OR ${agentRuns.owner} = ${owner})`;
+}
+
+export async function runVisible(db: Database, runId: string, viewer: RunViewer): Promise<boolean> {
+  const r = await db.select({ id: agentRuns.id }).from(agentRuns).where(and(eq(agentRuns.id, runId), visibleTo(viewer))).get();
+  return !!r;
+}
+
+export async function listRuns(db: Database, agentId: string, opts: { status?: RunStatus; limit: number; offset: number; viewer: RunViewer }) {
+  const where = and(eq(agentRuns.agentId, agentId), visibleTo(opts.viewer), opts.status ? eq(agentRuns.status, opts.status) : undefined);
   const [rows, total] = await Promise.all([
     db.select().from(agentRuns).where(where).orderBy(desc(agentRuns.createdAt), desc(agentRuns.id)).limit(opts.limit).offset(opts.offset).all(),
     db.select({ n: count() }).from(agentRuns).where(where).get(),
@@ -145,11 +165,12 @@ export async function startRun(db: Database, s: StartRun): Promise<{ run: AgentR
       settings: { websearch_enable: snapshot.tools.websearch_enable, agent_id: s.agent.id } as Chat["settings"],
     }));
   const at = nowIso();
+  const owner = s.owner.userId ? `user:${s.owner.userId}` : "app";
   let run: AgentRun;
   if (s.runId) {
     run = (await db
       .update(agentRuns)
-      .set({ status: "running", chatId: chat.id, snapshot, agentVersion: s.agent.agentVersion, startedAt: at })
+      .set({ status: "running", chatId: chat.id, owner, snapshot, agentVersion: s.agent.agentVersion, startedAt: at })
       .where(eq(agentRuns.id, s.runId))
       .returning()
       .get())!;
@@ -164,6 +185,7 @@ export async function startRun(db: Database, s: StartRun): Promise<{ run: AgentR
       trigger: s.trigger,
       scheduledFor: s.scheduledFor ?? null,
       chatId: chat.id,
+      owner,
       parentRunId: s.parentRunId ?? null,
       errorCode: null,
       errorMessage: null,
