@@ -28,6 +28,7 @@ import { publishedPageRoutes } from "./routes/pages/published";
 import { skillCatalogRoutes } from "./routes/skills/catalog";
 import { skillRoutes } from "./routes/skills";
 import { tenantRoutes } from "./routes/tenants";
+import { mcpRoutes } from "./routes/mcp/routes";
 import { signedUrlRoutes } from "./routes/uploads";
 import type { AppEnv } from "./types";
 
@@ -74,6 +75,7 @@ function createApi() {
   api.route("/", sharedChatRoutes);
   // Retrieval evaluation (npm run eval:retrieval); answers 404 unless EVAL_ENDPOINTS=true outside production.
   api.route("/", evalRoutes);
+  api.route("/", mcpRoutes);
   return api;
 }
 

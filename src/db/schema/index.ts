@@ -7,3 +7,4 @@ export * from "./skills";
 export * from "./artifacts";
 export * from "./documents";
 export * from "./chats";
+export * from "./mcp";

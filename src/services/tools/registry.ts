@@ -1,4 +1,5 @@
 import type { AfterTurnHook, ContextProvider, ToolProvider } from "./types";
+import { mcpToolProvider } from "../mcp/provider";
 
 /**
  * Every tool provider, context provider and after-turn hook, one line each.
@@ -10,3 +11,6 @@ export const TOOL_PROVIDERS: ToolProvider[] = [];
 export const CONTEXT_PROVIDERS: ContextProvider[] = [];
 
 export const AFTER_TURN_HOOKS: AfterTurnHook[] = [];
+
+// MCP tool servers enabled for the chat (or the agent): mcp__<server>__<tool>.
+TOOL_PROVIDERS.push(mcpToolProvider);
