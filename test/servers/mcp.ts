@@ -28,7 +28,7 @@ interface Realm {
   access: Map<string, { user: string; exp: number }>;
   refresh: Map<string, { user: string; clientId: string; used: boolean; grant: string }>;
   revokedGrants: Set<string>;
-  stats: { registrations: number; authorizations: number; codeExchanges: number; refreshes: number; refreshReuse: number; lastAuthorize: Record<string, string> | null; lastTokenRequest: Record<string, string> | null };
+  stats: { registrations: number; authorizations: number; codeExchanges: number; refreshes: number; refreshReuse: number; lastAuthorize: Record<string, string> | null; lastTokenRequest: Record<string, string> | null; issued: string[] };
   config: { expires_in: number; refuse_refresh: boolean };
 }
 
@@ -42,7 +42,7 @@ function realm(name: string): Realm {
       access: new Map(),
       refresh: new Map(),
       revokedGrants: new Set(),
-      stats: { registrations: 0, authorizations: 0, codeExchanges: 0, refreshes: 0, refreshReuse: 0, lastAuthorize: null, lastTokenRequest: null },
+      stats: { registrations: 0, authorizations: 0, codeExchanges: 0, refreshes: 0, refreshReuse: 0, lastAuthorize: null, lastTokenRequest: null, issued: [] },
       config: { expires_in: 3600, refuse_refresh: false },
     };
     realms.set(name, r);
@@ -233,6 +233,7 @@ export const handler: Handler = async (req, res, self) => {
     const refresh = token();
     r.access.set(access, { user, exp: Date.now() + r.config.expires_in * 1000 });
     r.refresh.set(refresh, { user, clientId: p.client_id, used: false, grant: grantId });
+    r.stats.issued.push(access, refresh); // so tests can prove no token is ever stored or answered in clear
     return json(res, 200, { access_token: access, token_type: "Bearer", expires_in: r.config.expires_in, refresh_token: refresh, scope: "tools.read" });
   }
   if (rest === "admin/stats") return json(res, 200, r.stats);

@@ -186,6 +186,8 @@ export async function consumeState(env: Env, db: Database, state: string): Promi
 
 /** Begins an authorization for a registration: the URL the signed-in administrator is sent to. */
 export async function startAuthorization(env: Env, db: Database, row: McpServer, scope?: string): Promise<string> {
+  if (row.auth === "credentials") throw new ApiError("conflict", "This server is registered with credentials; register it again without them to use OAuth");
+  if (row.auth === "none" && row.status === "ready") throw new ApiError("conflict", "This server did not ask for an authorization");
   const { auth } = await import("@modelcontextprotocol/sdk/client/auth.js");
   const { state, nonce } = await newState(env, row.id);
   await updateMcpServer(db, row.id, { oauthStateNonce: await sha256Hex(nonce), oauthScope: scope ?? null });
