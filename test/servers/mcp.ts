@@ -117,7 +117,8 @@ export const handler: Handler = async (req, res, self) => {
 
   if (path.startsWith("/redirect-private/")) {
     res.writeHead(307, { Location: "http://10.0.0.1/mcp" });
-    return res.end();
+    res.end();
+    return;
   }
 
   if (path === "/legacy/sse") {
@@ -194,7 +195,8 @@ export const handler: Handler = async (req, res, self) => {
     }
     if (q.state) back.searchParams.set("state", q.state);
     res.writeHead(302, { Location: back.toString() });
-    return res.end();
+    res.end();
+    return;
   }
   if (rest === "token" && req.method === "POST") {
     const p = Object.fromEntries(new URLSearchParams(await readBody(req)));
