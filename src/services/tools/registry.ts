@@ -1,3 +1,6 @@
+import { kbSearchProvider } from "./builtin/kb-search";
+import { skillsProvider } from "./builtin/skills";
+import { webSearchProvider } from "./builtin/web-search";
 import type { AfterTurnHook, ContextProvider, ToolProvider } from "./types";
 import { mcpToolProvider } from "../mcp/provider";
 
@@ -6,7 +9,11 @@ import { mcpToolProvider } from "../mcp/provider";
  * A new capability registers here and nowhere else; the turn pipeline reads
  * these lists (src/services/answer/).
  */
-export const TOOL_PROVIDERS: ToolProvider[] = [];
+export const TOOL_PROVIDERS: ToolProvider[] = [
+  kbSearchProvider,
+  webSearchProvider,
+  skillsProvider,
+];
 
 export const CONTEXT_PROVIDERS: ContextProvider[] = [];
 
