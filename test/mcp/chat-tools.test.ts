@@ -158,9 +158,12 @@ describe("the MCP tool provider (toolbox contract)", () => {
     expect(echo.plan).toBeUndefined(); // local-extractive never calls MCP tools
     expect(echo.inputSchema).toMatchObject({ type: "object", properties: { text: { type: "string" } } });
 
-    expect(await echo.execute({ text: "hello" }, ctx(scope))).toEqual({ text: "echo: hello" });
+    // A result is a citable passage named after the server and tool.
+    expect(await echo.execute({ text: "hello" }, ctx(scope))).toEqual({
+      passages: [{ document_id: null, filename: "My Tools!: echo", chunk_id: null, text: "echo: hello", score: 1, page: null, url: null }],
+    });
     const add = tools.find((t) => t.name === "mcp__my_tools__add")!;
-    expect((await add.execute({ a: 2, b: 40 }, ctx(scope))).text).toBe("42");
+    expect((await add.execute({ a: 2, b: 40 }, ctx(scope))).passages?.[0].text).toBe("42");
     // A tool error is a result with isError, not a thrown error.
     const fail = tools.find((t) => t.name === "mcp__my_tools__fail")!;
     expect(await fail.execute({}, ctx(scope))).toEqual({ text: "something broke on the tool side", isError: true });
@@ -192,6 +195,8 @@ describe("the MCP tool provider (toolbox contract)", () => {
 
     const vscope = { db: db(), env, chat: scope.chat, subject: "user:x", mode: "deep" as const, depth: 0 };
     await mcpToolProvider.validate!(vscope, settings([ready.id, needsAuth.id]));
+    // An id that no longer exists is a deleted registration: left out, not refused.
+    await mcpToolProvider.validate!(vscope, settings([ready.id, "mcp_deleted"]));
     await expect(mcpToolProvider.validate!(vscope, settings([ready.id, foreign.id]))).rejects.toMatchObject({ status: 400, message: expect.stringContaining(foreign.id) });
   });
 

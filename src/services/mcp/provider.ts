@@ -2,7 +2,7 @@ import type { JSONSchema7 } from "ai";
 import type { McpServer } from "../../db/schema";
 import type { Tool, ToolProvider } from "../tools/types";
 import { callServerTool, discoverTools } from "./client";
-import { assertServersOfOrganization, getMcpServer, manifestIsStale, serversOfOrganization } from "./servers";
+import { assertNoForeignServers, getMcpServer, manifestIsStale, serversOfOrganization } from "./servers";
 
 /**
  * The enabled MCP servers' tools in a turn's toolbox (API-DECISIONS "One agent
@@ -55,7 +55,8 @@ export const mcpToolProvider: ToolProvider = {
 
   async validate(scope, settings) {
     if (!settings.mcpServerIds.length) return;
-    await assertServersOfOrganization(scope.db, scope.chat.organizationId, settings.mcpServerIds, "mcp_server_ids");
+    // Deleted registrations are left out at use; an id of another organization is refused.
+    await assertNoForeignServers(scope.db, scope.chat.organizationId, settings.mcpServerIds, "mcp_server_ids");
   },
 
   async tools(scope, settings) {
@@ -84,7 +85,10 @@ export const mcpToolProvider: ToolProvider = {
               return { text: "This MCP server is no longer registered.", isError: true };
             }
             const result = await callServerTool(ctx.scope.env, ctx.scope.db, server.id, t.name, input ?? {}, ctx.signal);
-            return { text: result.text, isError: result.isError || undefined };
+            if (result.isError) return { text: result.text || "The tool reported an error.", isError: true };
+            if (!result.text.trim()) return { text: "(the tool returned nothing)" };
+            // A successful result is a citable passage: the loop numbers it, and an answer that cites it gets it as a source.
+            return { passages: [{ document_id: null, filename: `${server.name}: ${t.name}`, chunk_id: null, text: result.text, score: 1, page: null, url: null }] };
           },
         });
       }

@@ -151,6 +151,25 @@ export async function assertServersOfOrganization(db: Database, organizationId: 
   }
 }
 
+/**
+ * At turn time: refuses ids registered in ANOTHER organization (400 naming them);
+ * ids that no longer exist are deleted registrations and are simply left out
+ * (a chat's list was checked when it was set). New lists (PATCH, agent creation)
+ * use the strict `assertServersOfOrganization`.
+ */
+export async function assertNoForeignServers(db: Database, organizationId: string, ids: string[], path: string): Promise<void> {
+  if (!ids.length) return;
+  const unique = [...new Set(ids)].slice(0, 100);
+  const rows = await db.select({ id: mcpServers.id, org: mcpServers.organizationId }).from(mcpServers).where(inArray(mcpServers.id, unique)).all();
+  const foreign = rows.filter((r) => r.org !== organizationId).map((r) => r.id);
+  if (foreign.length) {
+    throw badRequest(
+      `MCP server ${foreign[0]} is not registered in the chat's organization`,
+      foreign.map((id) => ({ path, message: `${id} is not an MCP server of this organization` })),
+    );
+  }
+}
+
 /** The chat's enabled list, with registrations that no longer exist left out. */
 export async function enabledServersOfChat(db: Database, chat: Chat): Promise<McpServer[]> {
   return serversOfOrganization(db, chat.organizationId, chat.settings?.enabled_mcp_server_ids ?? []);
