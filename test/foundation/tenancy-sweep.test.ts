@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { newChat } from "../chats/chat-helpers";
+import { mcpUrl } from "../mcp/mcp-helpers";
 import {
   addMember, BASE, call, createEnvironment, createKb, createKey, createOrg, createTenant, expectStatus, fetchWorker, type ApiResponse, type Auth,
 } from "../helpers";
@@ -25,6 +26,11 @@ const UNADDRESSED = new Set([
   "POST /api/v1/auth/signup",
   "POST /api/v1/auth/login",
   "POST /api/v1/auth/logout",
+  // The public OAuth callback of MCP registrations: its signed state is the authorization (test/mcp/oauth.test.ts).
+  "GET /api/v1/mcp/servers/oauth/callback",
+  // The knowledge-base MCP endpoint names no resource in the request; it serves the key's own knowledge bases
+  // (other tenants' are refused inside its tools: test/mcp/kb-endpoint.test.ts).
+  "POST /api/v1/mcp",
 ]);
 
 interface Operation {
@@ -51,6 +57,8 @@ async function victimWithEverything() {
   );
   const victimKey = await createKey(victim, { scopes: ["tenants:read"] });
   const invite = expectStatus(await call(`/organizations/${victim.id}/members`, { ...owner, body: { email: "someone@example.com", role: "viewer" } }), 201);
+  const mcpServer = expectStatus(await call(`/mcp/servers?org_id=${victim.id}`, { ...owner, body: { name: "Victim tools", url: mcpUrl("/open/mcp") } }), 201);
+  expectStatus(await call(`/chats/${chat.id}/mcp-servers`, { ...owner, method: "PATCH", body: { enabled_mcp_server_ids: [mcpServer.id] } }), 200);
 
   const byGroup: Record<string, string> = {
     organizations: victim.id,
@@ -64,6 +72,7 @@ async function victimWithEverything() {
     "shared-chats": chat.id,
     "api-keys": victimKey.id,
     invitations: invite.id,
+    mcp: mcpServer.id,
   };
   const idFor = (path: string, param: string) => {
     if (param === "tenantId") return victim.tenantId;
@@ -73,7 +82,7 @@ async function victimWithEverything() {
     if (param === "member_id") return victim.owner.id;
     return byGroup[path.replace(/^(\/api\/v1)?\//, "").match(/^([^/]+)/)?.[1] ?? ""] ?? "x";
   };
-  const query = `?tenant_id=${victim.tenantId}&kb_id=${kb.id}&knowledge_base_id=${kb.id}&document_id=${doc.document_id}&env_id=${victim.envId}&environment_id=${victim.envId}`;
+  const query = `?tenant_id=${victim.tenantId}&kb_id=${kb.id}&knowledge_base_id=${kb.id}&document_id=${doc.document_id}&env_id=${victim.envId}&environment_id=${victim.envId}&org_id=${victim.id}`;
   // A body valid for every route, naming the victim's resources wherever a route takes an id.
   const body = {
     tenant_id: victim.tenantId, kb_id: kb.id, knowledge_base_id: kb.id, environment_id: victim.envId, env_id: victim.envId,
@@ -82,7 +91,7 @@ async function victimWithEverything() {
     content: "What is the refund policy?", query: "refund", message: "What is the refund policy?", model: "local-extractive",
     amount: 1, role: "viewer", email: "probe@example.com", filename: "probe.md", mime_type: "text/markdown", size_bytes: 10,
     url: "https://example.com", scopes: ["documents:read"], access_level: "public", visibility: "public", status: "inactive",
-    edits: [{ oldText: "T", newText: "X" }],
+    edits: [{ oldText: "T", newText: "X" }], enabled_mcp_server_ids: [mcpServer.id],
   };
   const bodyFor = (o: Operation) =>
     o.method === "GET" || o.method === "DELETE"
@@ -110,7 +119,7 @@ async function victimWithEverything() {
   };
   const requestText = (o: Operation) => o.path.replace(/\{([^}]+)\}/g, (_, p: string) => idFor(o.path, p)) + query + JSON.stringify(bodyFor(o) ?? "");
 
-  const ids = [victim.id, victim.envId, victim.tenantId, kb.id, skill.id, artifact.id, doc.document_id, chat.id, victimKey.id, invite.id, messageId];
+  const ids = [victim.id, victim.envId, victim.tenantId, kb.id, skill.id, artifact.id, doc.document_id, chat.id, victimKey.id, invite.id, messageId, mcpServer.id];
   const assertIntact = async () => {
     expectStatus(await call(`/knowledge-bases/${kb.id}`, owner), 200);
     expect(expectStatus(await call(`/organizations/${victim.id}`, owner), 200).status).toBe("active");
@@ -120,6 +129,8 @@ async function victimWithEverything() {
     expect(expectStatus(await call(`/documents/status?document_id=${doc.document_id}`, owner), 200).status).toBe("pending_upload");
     expect(expectStatus(await call(`/billing/tenants/${victim.tenantId}/credits`, owner), 200).credits_pool).toBe(500);
     expect(expectStatus(await call(`/environments/${victim.envId}/api-keys`, owner), 200).api_keys.map((k: { id: string }) => k.id)).toContain(victimKey.id);
+    expect(expectStatus(await call(`/mcp/servers?org_id=${victim.id}`, owner), 200).servers.map((m: { id: string }) => m.id)).toEqual([mcpServer.id]);
+    expect(expectStatus(await call(`/chats/${chat.id}/mcp-servers`, owner), 200).servers).toEqual([expect.objectContaining({ id: mcpServer.id, enabled: true })]);
   };
   return { victim, operations, probe, requestText, ids, assertIntact };
 }
