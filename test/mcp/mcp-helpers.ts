@@ -1,4 +1,4 @@
-import { expect } from "vitest";
+import { expect, vi } from "vitest";
 import { call, expectStatus, testServer, type ApiResponse, type Auth, type TestOrg } from "../helpers";
 
 /** Every response body a test saw, so that it can assert no secret ever appeared in one. */
@@ -33,4 +33,17 @@ export async function registerReady(org: TestOrg, body: Record<string, unknown>)
   const s = await settled(org, created.id);
   expect(s.status, JSON.stringify(s)).toBe("ready");
   return s as { id: string; name: string; tool_count: number; status: string; auth: string };
+}
+
+/** Every console line written while the file runs (the Worker runs in the test's isolate), to assert no secret is logged. */
+export function captureLogs(): string[] {
+  const lines: string[] = [];
+  for (const level of ["log", "info", "warn", "error", "debug"] as const) {
+    const original = console[level].bind(console);
+    vi.spyOn(console, level).mockImplementation((...args: unknown[]) => {
+      lines.push(args.map((a) => (a instanceof Error ? `${a.message} ${a.stack}` : typeof a === "string" ? a : JSON.stringify(a))).join(" "));
+      original(...args);
+    });
+  }
+  return lines;
 }

@@ -4,7 +4,7 @@ import { createDb } from "../../src/db/client";
 import { hmacSign } from "../../src/lib/crypto";
 import { callServerTool } from "../../src/services/mcp/client";
 import { call, createOrg, expectError, expectStatus, fetchWorker, unique, type TestOrg } from "../helpers";
-import { mcpUrl, register, seen, settled, track } from "./mcp-helpers";
+import { captureLogs, mcpUrl, register, seen, settled, track } from "./mcp-helpers";
 
 /** A registration behind its own OAuth realm of the local authorization server, authorized end to end. */
 async function oauthServer(org: TestOrg, realm = unique("realm")) {
@@ -46,8 +46,10 @@ const whoami = (id: string) => callServerTool(env, createDb(env.DB), id, "whoami
 
 describe("MCP OAuth (authorization spec: PRM, AS metadata, DCR, PKCE S256, refresh)", () => {
   const issued: string[] = [];
+  const logs = captureLogs();
   afterAll(() => {
     expect(issued.length).toBeGreaterThan(0);
+    for (const line of logs) for (const t of issued) expect(line).not.toContain(t);
     for (const text of seen) {
       expect(text).not.toMatch(/access_token|refresh_token|code_verifier/);
       for (const t of issued) expect(text).not.toContain(t);

@@ -1,14 +1,17 @@
 import { env } from "cloudflare:workers";
 import { afterAll, describe, expect, it } from "vitest";
 import { addMember, call, createKey, createOrg, expectError, expectStatus } from "../helpers";
-import { mcpUrl, register, registerReady, seen, settled, track } from "./mcp-helpers";
+import { captureLogs, mcpUrl, register, registerReady, seen, settled, track } from "./mcp-helpers";
 
 const CRED = "cred-OK-123";
 
 describe("MCP server registration and discovery", () => {
+  const logs = captureLogs();
   afterAll(() => {
-    // No response of this file ever carried a credential.
+    // No response and no log line of this file ever carried a credential.
     for (const text of seen) expect(text).not.toContain(CRED);
+    expect(logs.length).toBeGreaterThan(0); // the capture works (invitation emails are logged)
+    for (const line of logs) expect(line).not.toContain(CRED);
   });
 
   it("registers an open server: 201 pending, then ready with the discovered manifest", async () => {
