@@ -95,6 +95,18 @@ describe("MCP server registration and discovery", () => {
     expect(expectStatus(await track(call(`/mcp/servers?org_id=${org.id}`, { cookie: org.owner.cookie })), 200).servers).toEqual([]);
   });
 
+  it("production: only https and public addresses (also the test allowlist no longer applies)", async () => {
+    const { parseMcpUrl, mcpFetch } = await import("../../src/services/mcp/guard");
+    const prod = { ...env, ENVIRONMENT: "production", ALLOW_PRIVATE_URLS: "false", URL_GUARD_DOH_URL: "off" };
+    await expect(parseMcpUrl(prod, "http://mcp.example.com/mcp")).rejects.toMatchObject({ status: 400, message: expect.stringMatching(/https/) });
+    await expect(parseMcpUrl(prod, "https://10.1.2.3/mcp")).rejects.toMatchObject({ status: 400 });
+    await expect(parseMcpUrl(prod, "https://[fd00:ec2::254]/mcp")).rejects.toMatchObject({ status: 400 });
+    expect((await parseMcpUrl(prod, "https://mcp.example.com/mcp")).toString()).toBe("https://mcp.example.com/mcp");
+    // The fetch the SDK transports use refuses before any request leaves.
+    await expect(mcpFetch(prod)("http://mcp.example.com/mcp", { method: "POST" })).rejects.toMatchObject({ status: 400 });
+    await expect(mcpFetch(prod)(mcpUrl("/open/mcp"), { method: "POST" })).rejects.toMatchObject({ status: 400 });
+  });
+
   it("a redirect to a private address at connection time is refused (the guard runs at every request)", async () => {
     const org = await createOrg();
     const created = expectStatus(await register(org, { name: "Redirector", url: mcpUrl("/redirect-private/mcp") }), 201);
