@@ -17,6 +17,7 @@ import { chatCrudRoutes } from "./routes/chats/crud";
 import { chatQueryRoutes } from "./routes/chats/queries";
 import { chatImage, sharedChatRoutes, sharePage } from "./routes/chats/shared";
 import { chatTurnRoutes } from "./routes/chats/turns";
+import { connectorRoutes } from "./routes/connectors";
 import { usageRoutes } from "./routes/billing/usage";
 import { documentRoutes } from "./routes/documents";
 import { environmentRoutes } from "./routes/environments";
@@ -73,6 +74,7 @@ function createApi() {
   api.route("/", chatQueryRoutes);
   api.route("/", chatTurnRoutes);
   api.route("/", sharedChatRoutes);
+  api.route("/", connectorRoutes);
   // Retrieval evaluation (npm run eval:retrieval); answers 404 unless EVAL_ENDPOINTS=true outside production.
   api.route("/", evalRoutes);
   api.route("/", mcpRoutes);

@@ -14,6 +14,7 @@ import {
 const ALL_SCOPES = [
   "documents:read", "documents:write", "documents:delete", "query:rag", "tenants:read", "tenants:write", "tenants:delete",
   "skills:read", "skills:write", "artifacts:read", "artifacts:write",
+  "connectors:read", "connectors:write", "connectors:delete",
 ];
 
 /** Operations that do not address any one tenant's data: anyone signed in may call them. */
@@ -31,6 +32,10 @@ const UNADDRESSED = new Set([
   // The knowledge-base MCP endpoint names no resource in the request; it serves the key's own knowledge bases
   // (other tenants' are refused inside its tools: test/mcp/kb-endpoint.test.ts).
   "POST /api/v1/mcp",
+  // The connector catalog is the same for everyone; the OAuth callback is public and trusts only its signed state.
+  "GET /api/v1/connectors/catalog",
+  "POST /api/v1/connectors/catalog/by-slugs",
+  "GET /api/v1/connectors/auth/callback",
 ]);
 
 interface Operation {
@@ -92,6 +97,7 @@ async function victimWithEverything() {
     amount: 1, role: "viewer", email: "probe@example.com", filename: "probe.md", mime_type: "text/markdown", size_bytes: 10,
     url: "https://example.com", scopes: ["documents:read"], access_level: "public", visibility: "public", status: "inactive",
     edits: [{ oldText: "T", newText: "X" }], enabled_mcp_server_ids: [mcpServer.id],
+    slug: "github", slugs: ["github"], redirect_url: "https://app.example.com/connected",
   };
   const bodyFor = (o: Operation) =>
     o.method === "GET" || o.method === "DELETE"
@@ -182,7 +188,10 @@ describe("tenancy: no route lets an outsider read or change a tenant's resources
     const viewer = await addMember(victim, "viewer");
     // Viewers may ask questions (query:rag is reading the knowledge base; src/auth/permissions.ts).
     // The signed upload URL authorizes by its signature, not by the caller.
-    const writes = operations.filter((o) => o.method !== "GET" && !o.path.startsWith("/api/v1/chats") && !o.path.startsWith("/uploads/"));
+    // Connected apps are personal: any member (viewers too) connects their own accounts (src/auth/permissions.ts).
+    const writes = operations.filter(
+      (o) => o.method !== "GET" && !o.path.startsWith("/api/v1/chats") && !o.path.startsWith("/uploads/") && !o.path.startsWith("/api/v1/connectors"),
+    );
     expect(writes.length).toBeGreaterThan(30);
     const breaches: string[] = [];
     for (const o of writes) {

@@ -1,3 +1,4 @@
+import { connectorToolProvider } from "../connectors/provider";
 import { kbSearchProvider } from "./builtin/kb-search";
 import { skillsProvider } from "./builtin/skills";
 import { webSearchProvider } from "./builtin/web-search";
@@ -13,6 +14,7 @@ export const TOOL_PROVIDERS: ToolProvider[] = [
   kbSearchProvider,
   webSearchProvider,
   skillsProvider,
+  connectorToolProvider,
 ];
 
 export const CONTEXT_PROVIDERS: ContextProvider[] = [];
