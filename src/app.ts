@@ -23,6 +23,7 @@ import { documentRoutes } from "./routes/documents";
 import { environmentRoutes } from "./routes/environments";
 import { evalRoutes } from "./routes/eval";
 import { knowledgeBaseRoutes } from "./routes/knowledge-bases";
+import { memoryRoutes } from "./routes/memory";
 import { memberRoutes } from "./routes/organizations/members";
 import { organizationRoutes } from "./routes/organizations/organizations";
 import { publishedPageRoutes } from "./routes/pages/published";
@@ -32,6 +33,8 @@ import { tenantRoutes } from "./routes/tenants";
 import { mcpRoutes } from "./routes/mcp/routes";
 import { signedUrlRoutes } from "./routes/uploads";
 import type { AppEnv } from "./types";
+import { embedRoutes } from "./routes/embed";
+import { widgetRoutes } from "./routes/embed/widget";
 
 export const API_PREFIX = "/api/v1";
 
@@ -78,6 +81,8 @@ function createApi() {
   // Retrieval evaluation (npm run eval:retrieval); answers 404 unless EVAL_ENDPOINTS=true outside production.
   api.route("/", evalRoutes);
   api.route("/", mcpRoutes);
+  api.route("/", memoryRoutes);
+  api.route("/", embedRoutes);
   return api;
 }
 
@@ -113,6 +118,8 @@ export function createApp() {
   // Share URLs of chats (PATCH /chats/:id/access): a read-only HTML transcript.
   app.get("/share/:chatId", sharePage);
   app.get("/chat-images/:chatId/:file", chatImage);
+  // The embeddable chat widget (GET /widget.js) and its development demo (GET /embed/demo).
+  app.route("/", widgetRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",

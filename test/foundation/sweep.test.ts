@@ -102,6 +102,7 @@ describe("every documented operation survives hostile input", () => {
       if (param === "tenantId") return org.tenantId;
       if (param === "orgId") return org.id;
       if (param === "messageId") return chat.assistant_message?.id ?? "x";
+      if (param === "memoryId") return "mry_doesnotexist";
       if (param !== "id") return "x";
       const group = path.replace(/^(\/api\/v1)?\//, "").match(/^(skills\/catalog|[^/]+)/)?.[1] ?? "";
       return ids[group] ?? "x";

@@ -8,4 +8,6 @@ export * from "./artifacts";
 export * from "./documents";
 export * from "./chats";
 export * from "./mcp";
+export * from "./memory";
+export * from "./embed";
 export * from "./connectors";

@@ -1,3 +1,4 @@
+import { memoryAfterTurn, memoryContext } from "../memory/turn";
 import { connectorToolProvider } from "../connectors/provider";
 import { kbSearchProvider } from "./builtin/kb-search";
 import { skillsProvider } from "./builtin/skills";
@@ -17,9 +18,13 @@ export const TOOL_PROVIDERS: ToolProvider[] = [
   connectorToolProvider,
 ];
 
-export const CONTEXT_PROVIDERS: ContextProvider[] = [];
+export const CONTEXT_PROVIDERS: ContextProvider[] = [
+  memoryContext,
+];
 
-export const AFTER_TURN_HOOKS: AfterTurnHook[] = [];
+export const AFTER_TURN_HOOKS: AfterTurnHook[] = [
+  memoryAfterTurn,
+];
 
 // MCP tool servers enabled for the chat (or the agent): mcp__<server>__<tool>.
 TOOL_PROVIDERS.push(mcpToolProvider);
