@@ -105,6 +105,20 @@ describe("agent definitions and versions", () => {
     expect(self.details?.[0].path).toBe("body.delegate_agent_ids.0");
   });
 
+  it("MCP servers: ids of the organization are accepted, another organization's are refused naming the field", async () => {
+    const { mcpUrl } = await import("../mcp/mcp-helpers");
+    const org = await createOrg();
+    const auth = { cookie: org.owner.cookie };
+    const kb = await createKb(org);
+    const server = expectStatus(await call(`/mcp/servers?org_id=${org.id}`, { ...auth, body: { name: "Tools", url: mcpUrl("/open/mcp") } }), 201);
+    const other = await createOrg();
+    const foreign = expectStatus(await call(`/mcp/servers?org_id=${other.id}`, { cookie: other.owner.cookie, body: { name: "Theirs", url: mcpUrl("/open/mcp") } }), 201);
+    const a = await createAgent(auth, kb, { mcp_server_ids: [server.id] });
+    expect(a.mcp_server_ids).toEqual([server.id]);
+    const e = expectError(await call("/agents", { ...auth, body: agentBody(kb, { mcp_server_ids: [server.id, foreign.id] }) }), 400);
+    expect(e.details?.map((d) => d.path)).toContain("body.mcp_server_ids.1");
+  });
+
   it("refuses by scope, role, tenant and organization", async () => {
     const org = await createOrg();
     const auth = { cookie: org.owner.cookie };

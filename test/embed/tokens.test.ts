@@ -285,6 +285,12 @@ describe("using an embed token", () => {
     expectStatus(await read(expiring.token), 200);
     await env.DB.prepare("UPDATE embed_tokens SET expires_at = ? WHERE id = ?").bind(new Date(Date.now() - 1000).toISOString(), expiring.id).run();
     expect(expectError(await read(expiring.token), 401, "unauthorized").message).toMatch(/expired/);
+    // The scheduled housekeeping drops tokens long expired, and only those.
+    await env.DB.prepare("UPDATE embed_tokens SET expires_at = ? WHERE id = ?").bind(new Date(Date.now() - 3 * 86_400_000).toISOString(), expiring.id).run();
+    const ctx = createExecutionContext();
+    await worker.scheduled({ cron: "*/5 * * * *", scheduledTime: Date.now(), noRetry() {} } as ScheduledController, env, ctx);
+    await waitOnExecutionContext(ctx);
+    expect(await env.DB.prepare("SELECT id FROM embed_tokens WHERE id = ?").bind(expiring.id).first()).toBeNull();
 
     const k2 = await createKey(org, { scopes: ["query:rag"] });
     const byKey = await mint({ key: k2.key }, kb, { external_subject_id: "alice" });

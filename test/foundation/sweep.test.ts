@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { newChat } from "../chats/chat-helpers";
+import { mcpUrl } from "../mcp/mcp-helpers";
 import { BASE, call, createKb, createKey, createOrg, expectStatus, fetchWorker, type Auth } from "../helpers";
 
 /**
@@ -87,7 +88,9 @@ describe("every documented operation survives hostile input", () => {
       201,
     );
     const run = expectStatus(await call(`/agents/${agent.id}/messages`, { ...auth, body: { content: "Hello there" } }), 200).run;
+    const mcpServer = expectStatus(await call(`/mcp/servers?org_id=${org.id}`, { ...auth, body: { name: "Sweep tools", url: mcpUrl("/open/mcp") } }), 201);
     const ids: Record<string, string> = {
+      mcp: mcpServer.id,
       agents: agent.id,
       organizations: org.id,
       environments: org.envId,
@@ -120,6 +123,8 @@ describe("every documented operation survives hostile input", () => {
     const failures = [
       ...(await sweep(reads, [auth, { key }], idFor, BODIES.slice(1), QUERY)),
       ...(await sweep(operations, [auth, { key }], idFor, BODIES.slice(5))),
+      // Routes that take the organization in the query (MCP registrations), with a real one.
+      ...(await sweep(reads.filter((o) => o.path.includes("/mcp")), [auth, { key }], idFor, BODIES.slice(1), `?org_id=${org.id}`)),
     ];
     expect(failures).toEqual([]);
   }, 180_000);

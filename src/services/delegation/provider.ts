@@ -72,6 +72,8 @@ export const delegationProvider: ToolProvider = {
         },
         kind: "passages",
         origin: { type: "internal" },
+        // A delegate runs a whole turn of its own.
+        timeoutMs: 120_000,
         plan: (question, s) => (s.mode === "deep" ? { question } : null),
         async execute(input, ctx) {
           const question = String(input.question ?? "").trim();

@@ -101,6 +101,11 @@ export async function mintEmbedToken(
   return { token, record };
 }
 
+/** Drops tokens that expired more than PURGE_AFTER_MS ago (scheduled housekeeping; minting also does it). */
+export async function purgeExpiredEmbedTokens(db: Database, at = Date.now()): Promise<void> {
+  await db.delete(embedTokens).where(lt(embedTokens.expiresAt, new Date(at - PURGE_AFTER_MS).toISOString()));
+}
+
 export function publicEmbedToken(token: string, r: EmbedToken) {
   return {
     token,

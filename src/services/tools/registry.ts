@@ -4,6 +4,7 @@ import { kbSearchProvider } from "./builtin/kb-search";
 import { skillsProvider } from "./builtin/skills";
 import { webSearchProvider } from "./builtin/web-search";
 import type { AfterTurnHook, ContextProvider, ToolProvider } from "./types";
+import { mcpToolProvider } from "../mcp/provider";
 import { delegationProvider } from "../delegation/provider";
 import { agentRunHook } from "../agents/hook";
 
@@ -28,3 +29,6 @@ export const AFTER_TURN_HOOKS: AfterTurnHook[] = [
   memoryAfterTurn,
   agentRunHook,
 ];
+
+// MCP tool servers enabled for the chat (or the agent): mcp__<server>__<tool>.
+TOOL_PROVIDERS.push(mcpToolProvider);
