@@ -1,3 +1,6 @@
+import { kbSearchProvider } from "./builtin/kb-search";
+import { skillsProvider } from "./builtin/skills";
+import { webSearchProvider } from "./builtin/web-search";
 import type { AfterTurnHook, ContextProvider, ToolProvider } from "./types";
 import { delegationProvider } from "../delegation/provider";
 import { agentRunHook } from "../agents/hook";
@@ -8,6 +11,9 @@ import { agentRunHook } from "../agents/hook";
  * these lists (src/services/answer/).
  */
 export const TOOL_PROVIDERS: ToolProvider[] = [
+  kbSearchProvider,
+  webSearchProvider,
+  skillsProvider,
   delegationProvider,
 ];
 
