@@ -111,6 +111,10 @@ export interface Env {
   // ---- Agents (src/services/agents) ----
   /** One Durable Object per scheduled agent: holds the alarm of its next occurrence. */
   AGENT_SCHEDULER: DurableObjectNamespace<import("./durable/agent-scheduler").AgentScheduler>;
+
+  // ---- External (A2A) agents (src/services/a2a) ----
+  /** Limit of one delegation to an external A2A agent, ms (default 60000). */
+  A2A_TIMEOUT_MS?: string;
 }
 
 type AppBindings = Env;

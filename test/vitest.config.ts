@@ -19,6 +19,8 @@ export default defineConfig(async () => {
   const servers = await startTestServers();
   // The URL guard refuses private addresses; tests allow exactly the local web server (by IP and by name).
   const webPort = new URL(servers.web).port;
+  // The local A2A agent (test/servers/a2a.ts) is allowed the same way; other private addresses stay refused.
+  const a2aPort = new URL(servers.a2a).port;
 
   const workers = (extra: Record<string, string>) =>
     cloudflareTest({
@@ -32,7 +34,7 @@ export default defineConfig(async () => {
           PASSWORD_ITERATIONS: "1000",
           // Tests sign up many users from one address; the throttle has its own test.
           SIGNUP_THROTTLE_MAX: "0",
-          ALLOW_PRIVATE_URLS: `127.0.0.1:${webPort},localhost:${webPort}`,
+          ALLOW_PRIVATE_URLS: `127.0.0.1:${webPort},localhost:${webPort},127.0.0.1:${a2aPort}`,
           // Provider models point at the local OpenAI-compatible server (test/servers/openai.ts).
           OPENAI_BASE_URL: `${servers.openai}/v1`,
           OPENAI_API_KEY: "test-key",

@@ -8,3 +8,4 @@ export * from "./artifacts";
 export * from "./documents";
 export * from "./chats";
 export * from "./agents";
+export * from "./a2a";
