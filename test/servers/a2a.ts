@@ -124,7 +124,7 @@ async function readBody(req: http.IncomingMessage): Promise<string> {
 
 let handlers: { v1: JsonRpcTransportHandler; legacy: LegacyJsonRpcTransportHandler } | null = null;
 
-export async function handler(req: http.IncomingMessage, res: http.ServerResponse, self: { url: string }) {
+export async function handler(req: http.IncomingMessage, res: http.ServerResponse, self: { url: string }): Promise<void> {
   const url = new URL(req.url ?? "/", "http://x");
   const json = (status: number, body: unknown) => {
     res.writeHead(status, { "Content-Type": "application/json" });
@@ -139,7 +139,8 @@ export async function handler(req: http.IncomingMessage, res: http.ServerRespons
   if (req.method === "GET" && url.pathname === "/invalid-card.json") return json(200, { hello: "world", skills: "none" });
   if (req.method === "GET" && url.pathname === "/not-json") {
     res.writeHead(200, { "Content-Type": "text/html" });
-    return res.end("<html><body>Not a card</body></html>");
+    res.end("<html><body>Not a card</body></html>");
+    return;
   }
   if (req.method === "GET" && url.pathname === "/__received") {
     const needle = url.searchParams.get("contains") ?? "";
@@ -165,7 +166,8 @@ export async function handler(req: http.IncomingMessage, res: http.ServerRespons
     if (out && typeof (out as AsyncGenerator)[Symbol.asyncIterator] === "function") {
       res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-cache" });
       for await (const ev of out as AsyncGenerator<unknown>) res.write(`data: ${JSON.stringify(ev)}\n\n`);
-      return res.end();
+      res.end();
+      return;
     }
     return json(200, out);
   }
