@@ -1,15 +1,10 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { addMember, call, createKb, createKey, createOrg, createTenant, expectError, expectStatus, testServer } from "../helpers";
+import { register } from "./a2a-helpers";
 
 const HEADERS = JSON.stringify({ Authorization: "Bearer remote-secret-7f3a", "X-Team": "blue-falcon" });
 const METADATA = JSON.stringify({ region: "eu-secret-region" });
-
-export const register = (auth: { cookie?: string; key?: string }, kbId: string, body: Record<string, unknown> = {}) =>
-  call(`/knowledge-bases/${kbId}/a2a-agents`, {
-    ...auth,
-    body: { name: "Warranty oracle", cardUrl: `${testServer("a2a")}/.well-known/agent-card.json`, ...body },
-  });
 
 describe("A2A registrations", () => {
   it("registers an agent: card fetched and validated, headers and metadata sealed at rest and returned decrypted", async () => {
