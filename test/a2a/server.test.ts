@@ -163,10 +163,24 @@ describe("our agents as A2A agents", () => {
     await expect(qc.getTask({ tenant: "", id: started.id })).rejects.toThrow(/not found/i);
   });
 
-  it("speaks the 0.3 method names (message/send, tasks/get, tasks/cancel)", async () => {
+  it("speaks plain JSON-RPC (the README's curl) and the 0.3 method names (message/send, tasks/get, tasks/cancel)", async () => {
     const { org, kb, auth } = await kbWithDocument();
     const agent = await createAgent(auth, kb);
     const { key } = await createKey(org, { scopes: ["query:rag"] });
+    const raw = expectStatus(
+      await rpc(agent.id, key, {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "SendMessage",
+        params: { message: { messageId: "m-1", role: "ROLE_USER", parts: [{ text: "How long do refunds take?" }] } },
+      }),
+      200,
+    );
+    expect(raw.error, JSON.stringify(raw.error)).toBeUndefined();
+    expect(raw.result.task).toMatchObject({ status: { state: "TASK_STATE_COMPLETED" } });
+    expect(raw.result.task.artifacts[0].parts[0].text).toMatch(/5 business days/);
+    const got1 = expectStatus(await rpc(agent.id, key, { jsonrpc: "2.0", id: 2, method: "GetTask", params: { id: raw.result.task.id } }), 200);
+    expect(got1.result).toMatchObject({ id: raw.result.task.id, status: { state: "TASK_STATE_COMPLETED" } });
     const sent = expectStatus(
       await call(`/agents/${agent.id}/a2a`, {
         key,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { newChat } from "../chats/chat-helpers";
-import { BASE, call, createKb, createKey, createOrg, expectStatus, fetchWorker, type Auth } from "../helpers";
+import { BASE, call, createKb, createKey, createOrg, expectStatus, fetchWorker, testServer, type Auth } from "../helpers";
 
 /**
  * Every operation in /openapi.json, called with hostile path parameters,
@@ -86,6 +86,10 @@ describe("every documented operation survives hostile input", () => {
       201,
     );
     const run = expectStatus(await call(`/agents/${agent.id}/messages`, { ...auth, body: { content: "Hello there" } }), 200).run;
+    const a2a = expectStatus(
+      await call(`/knowledge-bases/${kb.id}/a2a-agents`, { ...auth, body: { name: "R", cardUrl: `${testServer("a2a")}/.well-known/agent-card.json` } }),
+      201,
+    );
     const ids: Record<string, string> = {
       agents: agent.id,
       organizations: org.id,
@@ -105,6 +109,7 @@ describe("every documented operation survives hostile input", () => {
       if (param === "orgId") return org.id;
       if (param === "messageId") return chat.assistant_message?.id ?? "x";
       if (param === "runId") return run.id;
+      if (param === "agentId") return a2a.id;
       if (param !== "id") return "x";
       const group = path.replace(/^(\/api\/v1)?\//, "").match(/^(skills\/catalog|[^/]+)/)?.[1] ?? "";
       return ids[group] ?? "x";

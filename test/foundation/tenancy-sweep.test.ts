@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { newChat } from "../chats/chat-helpers";
 import {
-  addMember, BASE, call, createEnvironment, createKb, createKey, createOrg, createTenant, expectStatus, fetchWorker, type ApiResponse, type Auth,
+  addMember, BASE, call, createEnvironment, createKb, createKey, createOrg, createTenant, expectStatus, fetchWorker, testServer, type ApiResponse, type Auth,
 } from "../helpers";
 
 /**
@@ -25,6 +25,8 @@ const UNADDRESSED = new Set([
   "POST /api/v1/auth/signup",
   "POST /api/v1/auth/login",
   "POST /api/v1/auth/logout",
+  // Public by decision: an agent's A2A card is a discovery document (src/auth/public-paths.ts).
+  "GET /api/v1/agents/{id}/a2a/.well-known/agent-card.json",
 ]);
 
 interface Operation {
@@ -55,6 +57,13 @@ async function victimWithEverything() {
   );
   const run = expectStatus(await call(`/agents/${agent.id}/messages`, { ...owner, body: { content: "What is the refund policy?" } }), 200).run;
   const victimKey = await createKey(victim, { scopes: ["tenants:read"] });
+  const a2a = expectStatus(
+    await call(`/knowledge-bases/${kb.id}/a2a-agents`, {
+      ...owner,
+      body: { name: "Remote", cardUrl: `${testServer("a2a")}/.well-known/agent-card.json`, headers: JSON.stringify({ "X-Secret": "victim-header-secret" }) },
+    }),
+    201,
+  );
   const invite = expectStatus(await call(`/organizations/${victim.id}/members`, { ...owner, body: { email: "someone@example.com", role: "viewer" } }), 201);
 
   const byGroup: Record<string, string> = {
@@ -77,6 +86,7 @@ async function victimWithEverything() {
     if (param === "messageId") return messageId;
     if (param === "invite_id") return invite.id;
     if (param === "runId") return run.id;
+    if (param === "agentId") return a2a.id;
     if (param === "member_id") return victim.owner.id;
     return byGroup[path.replace(/^(\/api\/v1)?\//, "").match(/^([^/]+)/)?.[1] ?? ""] ?? "x";
   };
@@ -90,6 +100,7 @@ async function victimWithEverything() {
     amount: 1, role: "viewer", email: "probe@example.com", filename: "probe.md", mime_type: "text/markdown", size_bytes: 10,
     url: "https://example.com", scopes: ["documents:read"], access_level: "public", visibility: "public", status: "inactive",
     edits: [{ oldText: "T", newText: "X" }], goal: "probe", enabled: false,
+    cardUrl: "https://example.com/.well-known/agent-card.json",
   };
   const bodyFor = (o: Operation) =>
     o.method === "GET" || o.method === "DELETE"
@@ -117,7 +128,7 @@ async function victimWithEverything() {
   };
   const requestText = (o: Operation) => o.path.replace(/\{([^}]+)\}/g, (_, p: string) => idFor(o.path, p)) + query + JSON.stringify(bodyFor(o) ?? "");
 
-  const ids = [victim.id, victim.envId, victim.tenantId, kb.id, skill.id, artifact.id, doc.document_id, chat.id, victimKey.id, invite.id, messageId, agent.id, run.id, run.chat_id];
+  const ids = [victim.id, victim.envId, victim.tenantId, kb.id, skill.id, artifact.id, doc.document_id, chat.id, victimKey.id, invite.id, messageId, agent.id, run.id, run.chat_id, a2a.id, "victim-header-secret"];
   const assertIntact = async () => {
     expectStatus(await call(`/knowledge-bases/${kb.id}`, owner), 200);
     expect(expectStatus(await call(`/organizations/${victim.id}`, owner), 200).status).toBe("active");
@@ -129,6 +140,7 @@ async function victimWithEverything() {
     expect(expectStatus(await call(`/environments/${victim.envId}/api-keys`, owner), 200).api_keys.map((k: { id: string }) => k.id)).toContain(victimKey.id);
     expect(expectStatus(await call(`/agents/${agent.id}`, owner), 200)).toMatchObject({ status: "active", agentVersion: 1, goal: "g" });
     expect(expectStatus(await call(`/agents/${agent.id}/runs`, owner), 200).total).toBe(1);
+    expect(expectStatus(await call(`/knowledge-bases/${kb.id}/a2a-agents/${a2a.id}`, owner), 200)).toMatchObject({ name: "Remote", cardUrl: a2a.cardUrl });
   };
   return { victim, operations, probe, requestText, ids, assertIntact };
 }
@@ -180,9 +192,9 @@ describe("tenancy: no route lets an outsider read or change a tenant's resources
     const viewer = await addMember(victim, "viewer");
     // Viewers may ask questions (query:rag is reading the knowledge base; src/auth/permissions.ts).
     // The signed upload URL authorizes by its signature, not by the caller.
-    // Running and stopping an agent is asking questions too (agents:run).
+    // Running and stopping an agent is asking questions too (agents:run), also over A2A.
     const writes = operations.filter(
-      (o) => o.method !== "GET" && !o.path.startsWith("/api/v1/chats") && !o.path.startsWith("/uploads/") && !/^\/api\/v1\/agents\/\{id\}\/(messages|runs\/)/.test(o.path),
+      (o) => o.method !== "GET" && !o.path.startsWith("/api/v1/chats") && !o.path.startsWith("/uploads/") && !/^\/api\/v1\/agents\/\{id\}\/(messages|runs\/|a2a$)/.test(o.path),
     );
     expect(writes.length).toBeGreaterThan(30);
     const breaches: string[] = [];
