@@ -60,6 +60,14 @@ describe("delegation (one hop)", () => {
 
     const parent = expectStatus(await runAgent(auth, lead.id, { content: "How long do parcels to Norway take?" }), 200);
     expect(parent.run.snapshot.tools.delegate_agent_ids).toEqual([delegate.id]);
+    // In the turn (local-extractive, deep): the delegate is consulted once, its answer a cited source.
+    expect(parent.assistant_message.metadata.delegatedAgentIds).toEqual([delegate.id]);
+    const src = parent.assistant_message.metadata.sources.find((s: any) => s.filename === "Agent: Logistics desk");
+    expect(src?.text).toMatch(/4 business days/);
+    expect(parent.assistant_message.content).toContain(`[${src.index}]`);
+    const inTurn = expectStatus(await call(`/agents/${delegate.id}/runs`, auth), 200).runs;
+    expect(inTurn).toHaveLength(1);
+    expect(inTurn[0]).toMatchObject({ trigger: "delegation", parent_run_id: parent.run.id, status: "completed" });
 
     // The toolbox the lead's turn gets: one delegate tool, consulted once in deep mode.
     const scope = await scopeOfRun(parent.run.id);
@@ -78,19 +86,20 @@ describe("delegation (one hop)", () => {
     expect(out.passages![0].text).toMatch(/4 business days/);
 
     const runs = expectStatus(await call(`/agents/${delegate.id}/runs`, auth), 200).runs;
-    expect(runs).toHaveLength(1);
+    expect(runs).toHaveLength(2);
     expect(runs[0]).toMatchObject({ trigger: "delegation", parent_run_id: parent.run.id, status: "completed" });
     // Metered to the delegate's own tenant.
     const logs = expectStatus(await call(`/billing/tenants/${t2.id}/usage/logs`, auth), 200).logs;
-    expect(logs).toHaveLength(1);
-    expect(logs[0]).toMatchObject({ operation: "agent_run", agent_run_id: runs[0].id, tenant_id: t2.id });
+    expect(logs).toHaveLength(2);
+    for (const l of logs) expect(l).toMatchObject({ operation: "agent_run", tenant_id: t2.id });
+    expect(logs.map((l: any) => l.agent_run_id).sort()).toEqual(runs.map((r: any) => r.id).sort());
 
     // Checked again at call time: the knowledge base closes inbound delegation.
     expectStatus(await call(`/knowledge-bases/${kb2.id}`, { ...auth, method: "PATCH", body: { agent_sharing: { inbound_delegation_enabled: false } } }), 200);
     const closedNow = await tools[0].execute({ question: "Norway?" }, ctxOf(scope));
     expect(closedNow.isError).toBe(true);
     expect(await delegationProvider.tools(scope, settings)).toEqual([]);
-    expect(expectStatus(await call(`/agents/${delegate.id}/runs`, auth), 200).total).toBe(1);
+    expect(expectStatus(await call(`/agents/${delegate.id}/runs`, auth), 200).total).toBe(2);
   });
 
   it("one hop: a delegate gets no delegate tools and cannot name any; same-tenant agents need no sharing", async () => {
@@ -114,6 +123,27 @@ describe("delegation (one hop)", () => {
     expect(child).toMatchObject({ trigger: "delegation", parent_run_id: parent.run.id });
     const inside = await tool.execute({ question: "refund?" }, ctxOf({ ...scope0, depth: 1 }));
     expect(inside.isError).toBe(true);
+  });
+
+  it("chats name delegates in delegate_agent_ids through the same provider", async () => {
+    const { kb, auth } = await kbWithDocument();
+    const helper = await createAgent(auth, kb, { name: "Helper desk" });
+    const bad = expectError(
+      await call("/chats", { ...auth, body: { id: crypto.randomUUID(), tenant_id: kb.tenant_id, knowledge_base_id: kb.id, model: "local-extractive", message: "refund?", delegate_agent_ids: ["agt_nope"] } }),
+      400,
+    );
+    expect(bad.details?.[0].path).toBe("body.delegate_agent_ids.0");
+    const r = expectStatus(
+      await call("/chats", {
+        ...auth,
+        body: { id: crypto.randomUUID(), tenant_id: kb.tenant_id, knowledge_base_id: kb.id, model: "local-extractive", agent_mode: "deep", message: "How many days do customers have to request a refund?", delegate_agent_ids: [helper.id] },
+      }),
+      201,
+    );
+    expect(r.assistant_message.metadata.delegatedAgentIds).toEqual([helper.id]);
+    const runs = expectStatus(await call(`/agents/${helper.id}/runs`, auth), 200).runs;
+    expect(runs).toHaveLength(1);
+    expect(runs[0]).toMatchObject({ trigger: "delegation", parent_run_id: null, status: "completed" });
   });
 
   it("agents of another organization are never delegates, even with inbound delegation on", async () => {

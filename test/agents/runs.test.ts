@@ -217,6 +217,16 @@ describe("agent runs", () => {
     expect(gone.run.snapshot.skills.map((s: any) => s.name)).toEqual(["House style"]);
   });
 
+  it("a provider model gets the pinned goal and instructions in its prompt", async () => {
+    const { kb, auth } = await kbWithDocument();
+    const goal = unique("goalnonce");
+    const instr = unique("instrnonce");
+    const a = await createAgent(auth, kb, { model: "test-gpt", goal: `Report on ${goal}`, instructions: `Mention ${instr}` });
+    expectStatus(await runAgent(auth, a.id, { content: "What does the refund policy say?" }), 200);
+    expect(await upstreamRequests(goal)).toBeGreaterThan(0);
+    expect(await upstreamRequests(instr)).toBeGreaterThan(0);
+  });
+
   it("usage logs of a run carry the run id", async () => {
     const { kb, auth } = await kbWithDocument();
     const a = await createAgent(auth, kb);
