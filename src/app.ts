@@ -19,6 +19,7 @@ import { chatCrudRoutes } from "./routes/chats/crud";
 import { chatQueryRoutes } from "./routes/chats/queries";
 import { chatImage, sharedChatRoutes, sharePage } from "./routes/chats/shared";
 import { chatTurnRoutes } from "./routes/chats/turns";
+import { connectorRoutes } from "./routes/connectors";
 import { usageRoutes } from "./routes/billing/usage";
 import { documentRoutes } from "./routes/documents";
 import { environmentRoutes } from "./routes/environments";
@@ -76,6 +77,7 @@ function createApi() {
   api.route("/", sharedChatRoutes);
   api.route("/", agentRoutes);
   api.route("/", a2aRoutes);
+  api.route("/", connectorRoutes);
   // Retrieval evaluation (npm run eval:retrieval); answers 404 unless EVAL_ENDPOINTS=true outside production.
   api.route("/", evalRoutes);
   return api;

@@ -115,6 +115,12 @@ export interface Env {
   // ---- External (A2A) agents (src/services/a2a) ----
   /** Limit of one delegation to an external A2A agent, ms (default 60000). */
   A2A_TIMEOUT_MS?: string;
+
+  // ---- Connectors (README "Connectors") ----
+  /** Secret: JSON `{"<slug>": {"client_id", "client_secret"}}`, the OAuth app of each connector. */
+  CONNECTORS?: string;
+  /** JSON `{"<slug>": {"authorize_url", "token_url", "api_base_url"}}`: other endpoints for a connector (ignored in production). */
+  CONNECTOR_ENDPOINTS?: string;
 }
 
 type AppBindings = Env;

@@ -11,6 +11,7 @@ import { BASE, call, createKb, createKey, createOrg, expectStatus, fetchWorker, 
 const ALL_SCOPES = [
   "documents:read", "documents:write", "documents:delete", "query:rag", "tenants:read", "tenants:write", "tenants:delete",
   "skills:read", "skills:write", "artifacts:read", "artifacts:write", "agents:read", "agents:write",
+  "connectors:read", "connectors:write", "connectors:delete",
 ];
 
 const JUNK_IDS = ["x", "00000000-0000-0000-0000-000000000000", "%00", "a".repeat(300), "..%2F..%2Fetc"];

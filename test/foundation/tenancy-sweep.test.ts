@@ -13,6 +13,7 @@ import {
 const ALL_SCOPES = [
   "documents:read", "documents:write", "documents:delete", "query:rag", "tenants:read", "tenants:write", "tenants:delete",
   "skills:read", "skills:write", "artifacts:read", "artifacts:write", "agents:read", "agents:write",
+  "connectors:read", "connectors:write", "connectors:delete",
 ];
 
 /** Operations that do not address any one tenant's data: anyone signed in may call them. */
@@ -27,6 +28,10 @@ const UNADDRESSED = new Set([
   "POST /api/v1/auth/logout",
   // Public by decision: an agent's A2A card is a discovery document (src/auth/public-paths.ts).
   "GET /api/v1/agents/{id}/a2a/.well-known/agent-card.json",
+  // The connector catalog is the same for everyone; the OAuth callback is public and trusts only its signed state.
+  "GET /api/v1/connectors/catalog",
+  "POST /api/v1/connectors/catalog/by-slugs",
+  "GET /api/v1/connectors/auth/callback",
 ]);
 
 interface Operation {
@@ -101,6 +106,7 @@ async function victimWithEverything() {
     url: "https://example.com", scopes: ["documents:read"], access_level: "public", visibility: "public", status: "inactive",
     edits: [{ oldText: "T", newText: "X" }], goal: "probe", enabled: false,
     cardUrl: "https://example.com/.well-known/agent-card.json",
+    slug: "github", slugs: ["github"], redirect_url: "https://app.example.com/connected",
   };
   const bodyFor = (o: Operation) =>
     o.method === "GET" || o.method === "DELETE"
@@ -193,8 +199,14 @@ describe("tenancy: no route lets an outsider read or change a tenant's resources
     // Viewers may ask questions (query:rag is reading the knowledge base; src/auth/permissions.ts).
     // The signed upload URL authorizes by its signature, not by the caller.
     // Running and stopping an agent is asking questions too (agents:run), also over A2A.
+    // Connected apps are personal: any member (viewers too) connects their own accounts (src/auth/permissions.ts).
     const writes = operations.filter(
-      (o) => o.method !== "GET" && !o.path.startsWith("/api/v1/chats") && !o.path.startsWith("/uploads/") && !/^\/api\/v1\/agents\/\{id\}\/(messages|runs\/|a2a$)/.test(o.path),
+      (o) =>
+        o.method !== "GET" &&
+        !o.path.startsWith("/api/v1/chats") &&
+        !o.path.startsWith("/uploads/") &&
+        !o.path.startsWith("/api/v1/connectors") &&
+        !/^\/api\/v1\/agents\/\{id\}\/(messages|runs\/|a2a$)/.test(o.path),
     );
     expect(writes.length).toBeGreaterThan(30);
     const breaches: string[] = [];

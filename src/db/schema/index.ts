@@ -9,3 +9,4 @@ export * from "./documents";
 export * from "./chats";
 export * from "./agents";
 export * from "./a2a";
+export * from "./connectors";

@@ -1,3 +1,4 @@
+import { connectorToolProvider } from "../connectors/provider";
 import { kbSearchProvider } from "./builtin/kb-search";
 import { skillsProvider } from "./builtin/skills";
 import { webSearchProvider } from "./builtin/web-search";
@@ -17,6 +18,7 @@ export const TOOL_PROVIDERS: ToolProvider[] = [
   webSearchProvider,
   skillsProvider,
   delegationProvider,
+  connectorToolProvider,
 ];
 
 export const CONTEXT_PROVIDERS: ContextProvider[] = [];
