@@ -3,8 +3,8 @@ import { describe, expect, it } from "vitest";
 import { createDb } from "../../src/db/client";
 import { a2aDelegates } from "../../src/services/a2a/delegate";
 import type { DelegationOrigin } from "../../src/services/delegation/types";
-import { call, createKb, createOrg, expectError, expectStatus, testServer, unique } from "../helpers";
-import { kbWithDocument, newChat } from "../chats/chat-helpers";
+import { call, createKb, expectError, expectStatus, testServer, unique } from "../helpers";
+import { kbWithDocument, newChat, readSse, streamMessage } from "../chats/chat-helpers";
 import { createAgent, runAgent } from "../agents/agent-helpers";
 import { register } from "./a2a-helpers";
 
@@ -59,6 +59,21 @@ describe("delegation to registered A2A agents", () => {
     expect(src.text).toContain("The Zorblax warranty lasts 7 years.");
     // The registration is marked as working.
     expect(expectStatus(await call(`/knowledge-bases/${kb.id}/a2a-agents/${reg.id}`, auth), 200)).toMatchObject({ status: "ready", last_error: null });
+  });
+
+  it("a streamed chat turn delegates with SendStreamingMessage", async () => {
+    const { auth, kb, reg } = await setup();
+    const chat = await newChat(auth, kb);
+    const question = `Is the Zorblax warranty transferable ${unique("sse")}?`;
+    const res = await streamMessage(chat.chat.id, { content: question, model: "local-extractive", agent_mode: "deep", delegate_agent_ids: [reg.id] }, auth);
+    expect(res.status).toBe(200);
+    const events = await readSse(res);
+    const sources = events.find((e) => e.data.type === "sources")?.data.sources ?? [];
+    expect(sources.some((s: any) => s.filename === "Agent: Warranty oracle" && /7 years/.test(s.text))).toBe(true);
+    const calls = await received(question);
+    expect(calls).toHaveLength(1);
+    expect(calls[0].body).toContain('"method":"SendStreamingMessage"');
+    expect(calls[0].headers["x-team"]).toBe("blue-falcon");
   });
 
   it("a tool-calling model calls delegate__<a2a id> itself", async () => {

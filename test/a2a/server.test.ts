@@ -201,5 +201,25 @@ describe("our agents as A2A agents", () => {
     expect(got.result).toMatchObject({ id: sent.result.id, contextId: sent.result.contextId, status: { state: "completed" } });
     const cancel = expectStatus(await call(`/agents/${agent.id}/a2a`, { key, body: { jsonrpc: "2.0", id: "c", method: "tasks/cancel", params: { id: sent.result.id } } }), 200);
     expect(cancel.error).toBeTruthy();
+    // message/stream: SSE of 0.3 events.
+    const res = await fetchWorker(`${API}/agents/${agent.id}/a2a`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: "d",
+        method: "message/stream",
+        params: { message: { kind: "message", role: "user", messageId: crypto.randomUUID(), parts: [{ kind: "text", text: "What are the support hours?" }] } },
+      }),
+    });
+    expect(res.headers.get("Content-Type")).toMatch(/text\/event-stream/);
+    const events = (await res.text())
+      .split("\n\n")
+      .filter((b) => b.startsWith("data: "))
+      .map((b) => JSON.parse(b.slice(6)));
+    const kinds = events.map((e) => e.result?.kind);
+    expect(kinds[0]).toBe("task");
+    expect(kinds).toContain("artifact-update");
+    expect(events.at(-1).result).toMatchObject({ kind: "status-update", status: { state: "completed" } });
   });
 });

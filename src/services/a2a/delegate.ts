@@ -114,7 +114,6 @@ class Reply {
 }
 
 // TaskState values (ts-proto enum of @a2a-js/sdk), kept here to avoid loading the SDK for constants.
-const COMPLETED = 3;
 const FAILED = 4;
 const CANCELED = 5;
 const INPUT_REQUIRED = 6;
@@ -209,7 +208,8 @@ export const a2aDelegates: DelegateResolver = {
         return fail(msg, row.name, agentUrl);
       }
       await recordCallOutcome(origin.db, row.id, null);
-      const note = state === INPUT_REQUIRED ? "\n\n(The agent asks for more input.)" : state !== null && state !== COMPLETED ? "" : "";
+      // One question, one answer: a task that asks for more input is answered with what it said so far.
+      const note = state === INPUT_REQUIRED ? "\n\n(The agent asks for more input.)" : "";
       return {
         passage: { document_id: null, filename: `Agent: ${row.name}`, chunk_id: null, text: text + note, score: 1, page: null, url: agentUrl },
         delegatedAgentId: row.id,
