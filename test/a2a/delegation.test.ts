@@ -18,7 +18,10 @@ async function received(needle: string): Promise<Array<{ headers: Record<string,
 
 async function setup(cardPath = "/.well-known/agent-card.json", name = "Warranty oracle") {
   const { org, kb, auth } = await kbWithDocument();
-  const reg = expectStatus(await register(auth, kb.id, { name, headers: HEADERS, cardUrl: `${testServer("a2a")}${cardPath}` }), 201);
+  const reg = expectStatus(
+    await register(auth, kb.id, { name, headers: HEADERS, metadata: JSON.stringify({ team: "support-7" }), cardUrl: `${testServer("a2a")}${cardPath}` }),
+    201,
+  );
   return { org, kb, auth, reg };
 }
 
@@ -51,6 +54,8 @@ describe("delegation to registered A2A agents", () => {
     expect(calls[0].body).toContain('"method":"SendMessage"');
     expect(calls[0].headers.authorization).toBe("Bearer remote-secret-7f3a");
     expect(calls[0].headers["x-team"]).toBe("blue-falcon");
+    // A metadata that is a JSON object travels as the request's metadata.
+    expect(JSON.parse(calls[0].body).params.metadata).toEqual({ team: "support-7" });
     const md = chat.assistant_message.metadata;
     expect(md.delegatedAgentIds).toEqual([reg.id]);
     const src = md.sources.find((s: any) => s.filename === "Agent: Warranty oracle");
