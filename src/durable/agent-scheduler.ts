@@ -49,8 +49,17 @@ export class AgentScheduler extends Agent<Cloudflare.Env> {
   /** The alarm callback. */
   async fire(payload: FirePayload): Promise<void> {
     const at = new Date(Math.max(Date.now(), new Date(payload.scheduledFor).getTime()));
-    await this.armNext(payload.agentId, at);
-    await runOccurrence(this.env, createDb(this.env.DB), payload.agentId, payload.scheduledFor);
+    let armed = false;
+    const armNext = async () => {
+      armed = true;
+      await this.armNext(payload.agentId, at);
+    };
+    // Claim the occurrence first (its start time), then arm the next one, then do the work.
+    try {
+      await runOccurrence(this.env, createDb(this.env.DB), payload.agentId, payload.scheduledFor, armNext);
+    } finally {
+      if (!armed) await armNext();
+    }
   }
 
   /** Runs one occurrence now (the sweep's catch-up); a duplicate is a no-op. */

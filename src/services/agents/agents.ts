@@ -162,10 +162,14 @@ export async function validateConfig(
     // The MCP feature owns mcp_servers; until it exists no id can resolve.
     const known = new Set<string>();
     if (await tableExists(db, "mcp_servers")) {
-      const rows = await db.all<{ id: string }>(
-        sql`SELECT id FROM mcp_servers WHERE organization_id = ${owner.organizationId} AND id IN ${cfg.mcp_server_ids}`,
-      );
-      rows.forEach((r) => known.add(r.id));
+      try {
+        const rows = await db.all<{ id: string }>(
+          sql`SELECT id FROM mcp_servers WHERE organization_id = ${owner.organizationId} AND id IN ${cfg.mcp_server_ids}`,
+        );
+        rows.forEach((r) => known.add(r.id));
+      } catch (e) {
+        console.error("agents: mcp_servers lookup failed", e instanceof Error ? e.message : e);
+      }
     }
     const bad = cfg.mcp_server_ids.filter((id) => !known.has(id));
     if (bad.length) {

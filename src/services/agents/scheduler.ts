@@ -95,12 +95,23 @@ async function claimOccurrence(db: Database, agent: Agent, scheduledFor: string)
   return claimed[0]?.id ?? null;
 }
 
-/** Runs one occurrence, at most once whatever calls it how often. */
-export async function runOccurrence(env: Env, db: Database, agentId: string, scheduledFor: string): Promise<OccurrenceResult> {
+/**
+ * Runs one occurrence, at most once whatever calls it how often. `afterClaim`
+ * runs right after the occurrence is claimed (the scheduler arms the next
+ * alarm there, so a long run never delays the next occurrence).
+ */
+export async function runOccurrence(
+  env: Env,
+  db: Database,
+  agentId: string,
+  scheduledFor: string,
+  afterClaim?: () => Promise<unknown>,
+): Promise<OccurrenceResult> {
   const agent = await getAgent(db, agentId);
   if (!agent || agent.status !== "active" || !agent.scheduleEnabled || !agent.scheduleCron) return "skipped";
   const runId = await claimOccurrence(db, agent, scheduledFor);
   if (!runId) return "duplicate";
+  await afterClaim?.();
 
   const identity = await boundIdentity(db, agent);
   if (!identity) {
