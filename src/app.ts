@@ -25,6 +25,7 @@ import { documentRoutes } from "./routes/documents";
 import { environmentRoutes } from "./routes/environments";
 import { evalRoutes } from "./routes/eval";
 import { knowledgeBaseRoutes } from "./routes/knowledge-bases";
+import { memoryRoutes } from "./routes/memory";
 import { memberRoutes } from "./routes/organizations/members";
 import { organizationRoutes } from "./routes/organizations/organizations";
 import { publishedPageRoutes } from "./routes/pages/published";
@@ -80,6 +81,7 @@ function createApi() {
   api.route("/", connectorRoutes);
   // Retrieval evaluation (npm run eval:retrieval); answers 404 unless EVAL_ENDPOINTS=true outside production.
   api.route("/", evalRoutes);
+  api.route("/", memoryRoutes);
   return api;
 }
 

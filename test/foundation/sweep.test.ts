@@ -111,6 +111,7 @@ describe("every documented operation survives hostile input", () => {
       if (param === "messageId") return chat.assistant_message?.id ?? "x";
       if (param === "runId") return run.id;
       if (param === "agentId") return a2a.id;
+      if (param === "memoryId") return "mry_doesnotexist";
       if (param !== "id") return "x";
       const group = path.replace(/^(\/api\/v1)?\//, "").match(/^(skills\/catalog|[^/]+)/)?.[1] ?? "";
       return ids[group] ?? "x";

@@ -1,4 +1,8 @@
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { createDb } from "../../src/db/client";
+import { writeMemory } from "../../src/services/memory/memories";
+import { scopeKeyOf } from "../../src/services/memory/settings";
 import { newChat } from "../chats/chat-helpers";
 import {
   addMember, BASE, call, createEnvironment, createKb, createKey, createOrg, createTenant, expectStatus, fetchWorker, testServer, type ApiResponse, type Auth,
@@ -70,6 +74,20 @@ async function victimWithEverything() {
     201,
   );
   const invite = expectStatus(await call(`/organizations/${victim.id}/members`, { ...owner, body: { email: "someone@example.com", role: "viewer" } }), 201);
+  // A durable memory of one of the tenant's end users, and the knowledge base's own (kb_restricted) memory.
+  expectStatus(await call(`/tenants/${victim.tenantId}/memory-settings`, { ...owner, method: "PATCH", body: { mode: "durable" } }), 200);
+  const memoryKb = await createKb(victim);
+  expectStatus(await call(`/knowledge-bases/${memoryKb.id}`, { ...owner, method: "PATCH", body: { kbMemoryMode: "kb_restricted" } }), 200);
+  const remember = async (kbId: string | null, content: string) =>
+    (
+      await writeMemory(
+        { env: env as any, db: createDb(env.DB) },
+        { organizationId: victim.id, tenantId: victim.tenantId, knowledgeBaseId: kbId, subjectId: "ext:victim", scopeKey: await scopeKeyOf(victim.tenantId, kbId, "ext:victim"), retention: "explicit_only" },
+        { content, kind: "fact", sourceChatId: null, sourceMessageId: null },
+      )
+    ).memory;
+  const memory = await remember(null, "My project code is ZEBRA-42.");
+  const kbMemory = await remember(memoryKb.id, "My locker is 815.");
 
   const byGroup: Record<string, string> = {
     organizations: victim.id,
@@ -93,6 +111,8 @@ async function victimWithEverything() {
     if (param === "runId") return run.id;
     if (param === "agentId") return a2a.id;
     if (param === "member_id") return victim.owner.id;
+    if (param === "memoryId") return path.startsWith("/api/v1/knowledge-bases/") ? kbMemory.id : memory.id;
+    if (param === "id" && path.includes("/memories")) return path.startsWith("/api/v1/knowledge-bases/") ? memoryKb.id : victim.tenantId;
     return byGroup[path.replace(/^(\/api\/v1)?\//, "").match(/^([^/]+)/)?.[1] ?? ""] ?? "x";
   };
   const query = `?tenant_id=${victim.tenantId}&kb_id=${kb.id}&knowledge_base_id=${kb.id}&document_id=${doc.document_id}&env_id=${victim.envId}&environment_id=${victim.envId}`;
@@ -104,7 +124,7 @@ async function victimWithEverything() {
     content: "What is the refund policy?", query: "refund", message: "What is the refund policy?", model: "local-extractive",
     amount: 1, role: "viewer", email: "probe@example.com", filename: "probe.md", mime_type: "text/markdown", size_bytes: 10,
     url: "https://example.com", scopes: ["documents:read"], access_level: "public", visibility: "public", status: "inactive",
-    edits: [{ oldText: "T", newText: "X" }], goal: "probe", enabled: false,
+    edits: [{ oldText: "T", newText: "X" }], goal: "probe", enabled: false, mode: "durable", retention: "automatic",
     cardUrl: "https://example.com/.well-known/agent-card.json",
     slug: "github", slugs: ["github"], redirect_url: "https://app.example.com/connected",
   };
@@ -134,7 +154,10 @@ async function victimWithEverything() {
   };
   const requestText = (o: Operation) => o.path.replace(/\{([^}]+)\}/g, (_, p: string) => idFor(o.path, p)) + query + JSON.stringify(bodyFor(o) ?? "");
 
-  const ids = [victim.id, victim.envId, victim.tenantId, kb.id, skill.id, artifact.id, doc.document_id, chat.id, victimKey.id, invite.id, messageId, agent.id, run.id, run.chat_id, a2a.id, "victim-header-secret"];
+  const ids = [
+    victim.id, victim.envId, victim.tenantId, kb.id, skill.id, artifact.id, doc.document_id, chat.id, victimKey.id, invite.id, messageId,
+    memoryKb.id, memory.id, kbMemory.id, agent.id, run.id, run.chat_id, a2a.id, "victim-header-secret",
+  ];
   const assertIntact = async () => {
     expectStatus(await call(`/knowledge-bases/${kb.id}`, owner), 200);
     expect(expectStatus(await call(`/organizations/${victim.id}`, owner), 200).status).toBe("active");
@@ -143,6 +166,9 @@ async function victimWithEverything() {
     expect(expectStatus(await call(`/chats/${chat.id}/messages`, owner), 200).messages).toHaveLength(2);
     expect(expectStatus(await call(`/documents/status?document_id=${doc.document_id}`, owner), 200).status).toBe("pending_upload");
     expect(expectStatus(await call(`/billing/tenants/${victim.tenantId}/credits`, owner), 200).credits_pool).toBe(500);
+    expect(expectStatus(await call(`/tenants/${victim.tenantId}/memories`, owner), 200).memories.map((m: { id: string }) => m.id)).toEqual([memory.id]);
+    expect(expectStatus(await call(`/knowledge-bases/${memoryKb.id}/memories`, owner), 200).memories.map((m: { id: string }) => m.id)).toEqual([kbMemory.id]);
+    expect(expectStatus(await call(`/tenants/${victim.tenantId}/memory-settings`, owner), 200)).toMatchObject({ mode: "durable", retention: "explicit_only" });
     expect(expectStatus(await call(`/environments/${victim.envId}/api-keys`, owner), 200).api_keys.map((k: { id: string }) => k.id)).toContain(victimKey.id);
     expect(expectStatus(await call(`/agents/${agent.id}`, owner), 200)).toMatchObject({ status: "active", agentVersion: 1, goal: "g" });
     expect(expectStatus(await call(`/agents/${agent.id}/runs`, owner), 200).total).toBe(1);

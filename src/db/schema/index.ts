@@ -9,4 +9,5 @@ export * from "./documents";
 export * from "./chats";
 export * from "./agents";
 export * from "./a2a";
+export * from "./memory";
 export * from "./connectors";

@@ -1,3 +1,4 @@
+import { memoryAfterTurn, memoryContext } from "../memory/turn";
 import { connectorToolProvider } from "../connectors/provider";
 import { kbSearchProvider } from "./builtin/kb-search";
 import { skillsProvider } from "./builtin/skills";
@@ -21,8 +22,11 @@ export const TOOL_PROVIDERS: ToolProvider[] = [
   connectorToolProvider,
 ];
 
-export const CONTEXT_PROVIDERS: ContextProvider[] = [];
+export const CONTEXT_PROVIDERS: ContextProvider[] = [
+  memoryContext,
+];
 
 export const AFTER_TURN_HOOKS: AfterTurnHook[] = [
   agentRunHook,
+  memoryAfterTurn,
 ];
