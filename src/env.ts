@@ -108,14 +108,19 @@ export interface Env {
   /** Give up on the reranker after this long and keep the fused order (default 5000 ms). */
   RERANK_TIMEOUT_MS?: string;
 
+  // ---- Agents (src/services/agents) ----
+  /** One Durable Object per scheduled agent: holds the alarm of its next occurrence. */
+  AGENT_SCHEDULER: DurableObjectNamespace<import("./durable/agent-scheduler").AgentScheduler>;
+
+  // ---- External (A2A) agents (src/services/a2a) ----
+  /** Limit of one delegation to an external A2A agent, ms (default 60000). */
+  A2A_TIMEOUT_MS?: string;
+
   // ---- Connectors (README "Connectors") ----
   /** Secret: JSON `{"<slug>": {"client_id", "client_secret"}}`, the OAuth app of each connector. */
   CONNECTORS?: string;
   /** JSON `{"<slug>": {"authorize_url", "token_url", "api_base_url"}}`: other endpoints for a connector (ignored in production). */
   CONNECTOR_ENDPOINTS?: string;
-  // ---- Agents (src/services/agents) ----
-  /** One Durable Object per scheduled agent: holds the alarm of its next occurrence. */
-  AGENT_SCHEDULER: DurableObjectNamespace<import("./durable/agent-scheduler").AgentScheduler>;
 }
 
 type AppBindings = Env;

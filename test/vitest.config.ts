@@ -21,6 +21,8 @@ export default defineConfig(async () => {
   const webPort = new URL(servers.web).port;
   // ... and the local MCP servers (test/servers/mcp.ts), by IP only.
   const mcpPort = new URL(servers.mcp).port;
+  // The local A2A agent (test/servers/a2a.ts) is allowed the same way; other private addresses stay refused.
+  const a2aPort = new URL(servers.a2a).port;
   // Every connector talks to the local double of its provider (test/servers/connectors.ts).
   const connectorsPort = new URL(servers.connectors).port;
   const connectorSlugs = ["github", "google-drive", "notion", "slack", "linear", "jira"];
@@ -37,7 +39,7 @@ export default defineConfig(async () => {
           PASSWORD_ITERATIONS: "1000",
           // Tests sign up many users from one address; the throttle has its own test.
           SIGNUP_THROTTLE_MAX: "0",
-          ALLOW_PRIVATE_URLS: `127.0.0.1:${webPort},localhost:${webPort},127.0.0.1:${connectorsPort},127.0.0.1:${mcpPort}`,
+          ALLOW_PRIVATE_URLS: `127.0.0.1:${webPort},localhost:${webPort},127.0.0.1:${connectorsPort},127.0.0.1:${mcpPort},127.0.0.1:${a2aPort}`,
           CONNECTORS: JSON.stringify(Object.fromEntries(connectorSlugs.map((s) => [s, { client_id: `${s}-client`, client_secret: `${s}-secret` }]))),
           CONNECTOR_ENDPOINTS: JSON.stringify(
             Object.fromEntries(

@@ -39,19 +39,8 @@ export function clearSessionCookie(c: Context<AppEnv>) {
  * answered 401 here unless its path is public (src/auth/public-paths.ts), so
  * authenticated handlers always see a caller.
  */
+// Every 401 carries `WWW-Authenticate: Bearer` (src/lib/error-handler.ts), which MCP and A2A clients read.
 export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
-  try {
-    return await authenticateCaller(c, next);
-  } catch (e) {
-    // RFC 6750: a 401 names the scheme it wants (MCP clients read it to learn how to authenticate).
-    if (e instanceof ApiError && e.code === "unauthorized" && !e.headers) {
-      throw new ApiError("unauthorized", e.message, { details: e.details, headers: { "WWW-Authenticate": 'Bearer realm="api"' } });
-    }
-    throw e;
-  }
-};
-
-const authenticateCaller: MiddlewareHandler<AppEnv> = async (c, next) => {
   const db = c.get("db");
   const authz = c.req.header("Authorization");
   if (authz !== undefined) {

@@ -14,6 +14,8 @@ function render(
   headers?: Record<string, string>,
 ) {
   const request_id = c.get("requestId") ?? "";
+  // RFC 9110: a 401 names the scheme it wants (API keys as bearer tokens; A2A clients read it).
+  if (status === 401 && !headers?.["WWW-Authenticate"]) headers = { ...headers, "WWW-Authenticate": 'Bearer realm="api"' };
   return c.json(
     { error: { code, message, ...(details?.length ? { details } : {}), request_id } },
     status,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { newChat } from "../chats/chat-helpers";
 import { mcpUrl } from "../mcp/mcp-helpers";
-import { BASE, call, createKb, createKey, createOrg, expectStatus, fetchWorker, type Auth } from "../helpers";
+import { BASE, call, createKb, createKey, createOrg, expectStatus, fetchWorker, testServer, type Auth } from "../helpers";
 
 /**
  * Every operation in /openapi.json, called with hostile path parameters,
@@ -89,6 +89,10 @@ describe("every documented operation survives hostile input", () => {
     );
     const run = expectStatus(await call(`/agents/${agent.id}/messages`, { ...auth, body: { content: "Hello there" } }), 200).run;
     const mcpServer = expectStatus(await call(`/mcp/servers?org_id=${org.id}`, { ...auth, body: { name: "Sweep tools", url: mcpUrl("/open/mcp") } }), 201);
+    const a2a = expectStatus(
+      await call(`/knowledge-bases/${kb.id}/a2a-agents`, { ...auth, body: { name: "R", cardUrl: `${testServer("a2a")}/.well-known/agent-card.json` } }),
+      201,
+    );
     const ids: Record<string, string> = {
       mcp: mcpServer.id,
       agents: agent.id,
@@ -108,8 +112,9 @@ describe("every documented operation survives hostile input", () => {
       if (param === "tenantId") return org.tenantId;
       if (param === "orgId") return org.id;
       if (param === "messageId") return chat.assistant_message?.id ?? "x";
-      if (param === "memoryId") return "mry_doesnotexist";
       if (param === "runId") return run.id;
+      if (param === "agentId") return a2a.id;
+      if (param === "memoryId") return "mry_doesnotexist";
       if (param !== "id") return "x";
       const group = path.replace(/^(\/api\/v1)?\//, "").match(/^(skills\/catalog|[^/]+)/)?.[1] ?? "";
       return ids[group] ?? "x";

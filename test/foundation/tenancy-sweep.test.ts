@@ -6,7 +6,7 @@ import { scopeKeyOf } from "../../src/services/memory/settings";
 import { newChat } from "../chats/chat-helpers";
 import { mcpUrl } from "../mcp/mcp-helpers";
 import {
-  addMember, BASE, call, createEnvironment, createKb, createKey, createOrg, createTenant, expectStatus, fetchWorker, type ApiResponse, type Auth,
+  addMember, BASE, call, createEnvironment, createKb, createKey, createOrg, createTenant, expectStatus, fetchWorker, testServer, type ApiResponse, type Auth,
 } from "../helpers";
 
 /**
@@ -36,6 +36,8 @@ const UNADDRESSED = new Set([
   // The knowledge-base MCP endpoint names no resource in the request; it serves the key's own knowledge bases
   // (other tenants' are refused inside its tools: test/mcp/kb-endpoint.test.ts).
   "POST /api/v1/mcp",
+  // Public by decision: an agent's A2A card is a discovery document (src/auth/public-paths.ts).
+  "GET /api/v1/agents/{id}/a2a/.well-known/agent-card.json",
   // The connector catalog is the same for everyone; the OAuth callback is public and trusts only its signed state.
   "GET /api/v1/connectors/catalog",
   "POST /api/v1/connectors/catalog/by-slugs",
@@ -70,6 +72,13 @@ async function victimWithEverything() {
   );
   const run = expectStatus(await call(`/agents/${agent.id}/messages`, { ...owner, body: { content: "What is the refund policy?" } }), 200).run;
   const victimKey = await createKey(victim, { scopes: ["tenants:read"] });
+  const a2a = expectStatus(
+    await call(`/knowledge-bases/${kb.id}/a2a-agents`, {
+      ...owner,
+      body: { name: "Remote", cardUrl: `${testServer("a2a")}/.well-known/agent-card.json`, headers: JSON.stringify({ "X-Secret": "victim-header-secret" }) },
+    }),
+    201,
+  );
   const invite = expectStatus(await call(`/organizations/${victim.id}/members`, { ...owner, body: { email: "someone@example.com", role: "viewer" } }), 201);
   const mcpServer = expectStatus(await call(`/mcp/servers?org_id=${victim.id}`, { ...owner, body: { name: "Victim tools", url: mcpUrl("/open/mcp") } }), 201);
   expectStatus(await call(`/chats/${chat.id}/mcp-servers`, { ...owner, method: "PATCH", body: { enabled_mcp_server_ids: [mcpServer.id] } }), 200);
@@ -109,6 +118,7 @@ async function victimWithEverything() {
     if (param === "messageId") return messageId;
     if (param === "invite_id") return invite.id;
     if (param === "runId") return run.id;
+    if (param === "agentId") return a2a.id;
     if (param === "member_id") return victim.owner.id;
     if (param === "memoryId") return path.startsWith("/api/v1/knowledge-bases/") ? kbMemory.id : memory.id;
     if (param === "id" && path.includes("/memories")) return path.startsWith("/api/v1/knowledge-bases/") ? memoryKb.id : victim.tenantId;
@@ -125,6 +135,7 @@ async function victimWithEverything() {
     url: "https://example.com", scopes: ["documents:read"], access_level: "public", visibility: "public", status: "inactive",
     edits: [{ oldText: "T", newText: "X" }], enabled_mcp_server_ids: [mcpServer.id], goal: "probe", enabled: false, mode: "durable", retention: "automatic",
     allowed_origins: ["https://example.com"],
+    cardUrl: "https://example.com/.well-known/agent-card.json",
     slug: "github", slugs: ["github"], redirect_url: "https://app.example.com/connected",
   };
   const bodyFor = (o: Operation) =>
@@ -155,7 +166,7 @@ async function victimWithEverything() {
 
   const ids = [
     victim.id, victim.envId, victim.tenantId, kb.id, skill.id, artifact.id, doc.document_id, chat.id, victimKey.id, invite.id, messageId,
-    memoryKb.id, memory.id, kbMemory.id, mcpServer.id, agent.id, run.id, run.chat_id,
+    memoryKb.id, memory.id, kbMemory.id, mcpServer.id, agent.id, run.id, run.chat_id, a2a.id, "victim-header-secret",
   ];
   const assertIntact = async () => {
     expectStatus(await call(`/knowledge-bases/${kb.id}`, owner), 200);
@@ -173,6 +184,7 @@ async function victimWithEverything() {
     expect(expectStatus(await call(`/agents/${agent.id}/runs`, owner), 200).total).toBe(1);
     expect(expectStatus(await call(`/mcp/servers?org_id=${victim.id}`, owner), 200).servers.map((m: { id: string }) => m.id)).toEqual([mcpServer.id]);
     expect(expectStatus(await call(`/chats/${chat.id}/mcp-servers`, owner), 200).servers).toEqual([expect.objectContaining({ id: mcpServer.id, enabled: true })]);
+    expect(expectStatus(await call(`/knowledge-bases/${kb.id}/a2a-agents/${a2a.id}`, owner), 200)).toMatchObject({ name: "Remote", cardUrl: a2a.cardUrl });
   };
   return { victim, operations, probe, requestText, ids, assertIntact };
 }
@@ -224,15 +236,15 @@ describe("tenancy: no route lets an outsider read or change a tenant's resources
     const viewer = await addMember(victim, "viewer");
     // Viewers may ask questions (query:rag is reading the knowledge base; src/auth/permissions.ts).
     // The signed upload URL authorizes by its signature, not by the caller.
+    // Running and stopping an agent is asking questions too (agents:run), also over A2A.
     // Connected apps are personal: any member (viewers too) connects their own accounts (src/auth/permissions.ts).
-    // Running and stopping an agent is asking questions too (agents:run).
     const writes = operations.filter(
       (o) =>
         o.method !== "GET" &&
         !o.path.startsWith("/api/v1/chats") &&
         !o.path.startsWith("/uploads/") &&
         !o.path.startsWith("/api/v1/connectors") &&
-        !/^\/api\/v1\/agents\/\{id\}\/(messages|runs\/)/.test(o.path),
+        !/^\/api\/v1\/agents\/\{id\}\/(messages|runs\/|a2a$)/.test(o.path),
     );
     expect(writes.length).toBeGreaterThan(30);
     const breaches: string[] = [];

@@ -17,6 +17,7 @@ const handlers: Record<string, () => Promise<Handler>> = {
   searx: () => import("./searx").then((m) => m.handler),
   rerank: () => import("./rerank").then((m) => m.handler),
   mcp: () => import("./mcp").then((m) => m.handler),
+  a2a: () => import("./a2a").then((m) => m.handler),
   connectors: () => import("./connectors").then((m) => m.handler),
 };
 

@@ -7,6 +7,8 @@ import type { AfterTurnHook, ContextProvider, ToolProvider } from "./types";
 import { mcpToolProvider } from "../mcp/provider";
 import { delegationProvider } from "../delegation/provider";
 import { agentRunHook } from "../agents/hook";
+// Registers the `a2a_` delegate resolver with the delegation provider (external A2A agents).
+import "../a2a/delegate";
 
 /**
  * Every tool provider, context provider and after-turn hook, one line each.

@@ -1,0 +1,231 @@
+import { and, eq } from "drizzle-orm";
+import type { Message, Part, StreamResponse, Task } from "@a2a-js/sdk";
+import { a2aAgents, type A2aAgent } from "../../db/schema";
+import type { Env } from "../../env";
+import { assertResolvesPublic, assertUrlAllowed, guardPolicy } from "../../lib/url-guard";
+import { registerDelegateResolver, type DelegateResolver, type DelegationOrigin, type DelegationResult } from "../delegation/types";
+import { headersOf, metadataOf, recordCallOutcome } from "./registrations";
+
+/**
+ * Registered A2A agents as delegates (`a2a_…`), through the one delegation
+ * interface (src/services/delegation). A registration serves the chats and
+ * agents of its own knowledge base only. A call sends the question with
+ * SendMessage (SendStreamingMessage while the caller streams; the 0.3 names
+ * for 0.3 peers, through the SDK's compatibility layer) with the stored
+ * headers, under a 60 s limit (A2A_TIMEOUT_MS) and the turn's abort signal,
+ * and every URL it fetches passes the URL guard again. The reply's text parts
+ * and artifacts come back as one citable passage; any failure is an error
+ * result, never a failed turn.
+ */
+
+export const DEFAULT_A2A_TIMEOUT_MS = 60_000;
+const MAX_REPLY_CHARS = 32_000;
+
+const timeoutOf = (env: Env) => {
+  const n = Number(env.A2A_TIMEOUT_MS);
+  return Number.isFinite(n) && n > 0 ? n : DEFAULT_A2A_TIMEOUT_MS;
+};
+
+/** The registration, if `origin` may use it: same organization, environment, tenant and knowledge base. */
+async function usable(origin: DelegationOrigin, id: string): Promise<A2aAgent | null> {
+  const row = await origin.db
+    .select()
+    .from(a2aAgents)
+    .where(and(eq(a2aAgents.id, id), eq(a2aAgents.knowledgeBaseId, origin.knowledgeBaseId), eq(a2aAgents.tenantId, origin.tenantId)))
+    .get();
+  if (!row || row.organizationId !== origin.organizationId || row.environmentId !== origin.environmentId) return null;
+  return row;
+}
+
+/**
+ * A fetch for the SDK's transport: every URL checked by the guard (the card
+ * may name any host), the stored headers added, redirects refused (a JSON-RPC
+ * POST has no business being redirected, and a redirect could point inward).
+ */
+function guardedRpcFetch(env: Env, headers: Record<string, string>, signal: AbortSignal): typeof fetch {
+  const policy = guardPolicy(env);
+  return async (input, init) => {
+    const req = new Request(input as RequestInfo, init);
+    const url = new URL(req.url);
+    assertUrlAllowed(url, policy);
+    await assertResolvesPublic(url, policy, signal);
+    const h = new Headers(req.headers);
+    for (const [k, v] of Object.entries(headers)) h.set(k, v);
+    const res = await fetch(req.url, { method: req.method, headers: h, body: req.body, redirect: "manual", signal });
+    if (res.status >= 300 && res.status < 400) {
+      await res.body?.cancel();
+      throw new Error(`the agent answered a redirect (HTTP ${res.status}), which is not followed`);
+    }
+    return res;
+  };
+}
+
+function partText(p: Part): string {
+  const c = p.content;
+  if (!c) return "";
+  if (c.$case === "text") return c.value;
+  if (c.$case === "data") return JSON.stringify(c.value);
+  if (c.$case === "url") return `${p.filename || "File"}: ${c.value}`;
+  return p.filename ? `[file ${p.filename}]` : "";
+}
+const partsText = (parts: Part[] | undefined) => (parts ?? []).map(partText).filter(Boolean).join("\n");
+
+/** Collects the reply of a task or a stream: status message text and artifacts (appends honoured). */
+class Reply {
+  messages: string[] = [];
+  artifacts = new Map<string, { name: string; text: string }>();
+  state: number | null = null;
+  statusText = "";
+  taskId: string | null = null;
+
+  addMessage(m: Message) {
+    const t = partsText(m.parts);
+    if (t) this.messages.push(t);
+  }
+  addTask(t: Task) {
+    this.taskId = t.id;
+    this.state = t.status?.state ?? null;
+    if (t.status?.message) this.statusText = partsText(t.status.message.parts);
+    for (const a of t.artifacts ?? []) this.artifacts.set(a.artifactId, { name: a.name, text: partsText(a.parts) });
+  }
+  addEvent(ev: StreamResponse) {
+    const p = ev.payload;
+    if (!p) return;
+    if (p.$case === "message") this.addMessage(p.value);
+    else if (p.$case === "task") this.addTask(p.value);
+    else if (p.$case === "statusUpdate") {
+      this.state = p.value.status?.state ?? this.state;
+      const t = partsText(p.value.status?.message?.parts);
+      if (t) this.statusText = t;
+    } else if (p.$case === "artifactUpdate" && p.value.artifact) {
+      const a = p.value.artifact;
+      const prev = this.artifacts.get(a.artifactId);
+      const text = partsText(a.parts);
+      this.artifacts.set(a.artifactId, { name: a.name || prev?.name || "", text: p.value.append && prev ? prev.text + text : text });
+    }
+  }
+  text(): string {
+    const arts = [...this.artifacts.values()].map((a) => a.text).filter(Boolean);
+    const parts = [...this.messages, ...arts];
+    // A task's final status message often repeats an artifact; keep it only when it adds something.
+    if (this.statusText && !parts.some((p) => p.includes(this.statusText))) parts.unshift(this.statusText);
+    return parts.join("\n\n").slice(0, MAX_REPLY_CHARS);
+  }
+}
+
+// TaskState values (ts-proto enum of @a2a-js/sdk), kept here to avoid loading the SDK for constants.
+const FAILED = 4;
+const CANCELED = 5;
+const INPUT_REQUIRED = 6;
+const REJECTED = 7;
+const AUTH_REQUIRED = 8;
+const IN_FLIGHT = new Set([0, 1, 2]);
+
+export const a2aDelegates: DelegateResolver = {
+  prefix: "a2a_",
+  async resolve(origin, id) {
+    const row = await usable(origin, id);
+    return row ? { id: row.id, name: row.name, description: row.description ?? row.card?.description ?? null } : null;
+  },
+  async delegate(origin, id, call): Promise<DelegationResult> {
+    const fail = (text: string, name = id, url: string | null = null): DelegationResult => ({
+      passage: { document_id: null, filename: `Agent: ${name}`, chunk_id: null, text, score: 0, page: null, url },
+      delegatedAgentId: id,
+      isError: true,
+      text,
+    });
+    if (origin.depth >= 1) return fail("A delegate cannot delegate further (one hop).");
+    const row = await usable(origin, id);
+    if (!row || !row.card) return fail("This external agent is not registered for this knowledge base (any more).");
+    const env = origin.env;
+    const limitMs = timeoutOf(env);
+    const timeout = AbortSignal.timeout(limitMs);
+    const signal = AbortSignal.any([call.signal, timeout]);
+    const agentUrl = row.card.url;
+    try {
+      const [{ ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory }, { Role }] = await Promise.all([
+        import("@a2a-js/sdk/client"),
+        import("@a2a-js/sdk"),
+      ]);
+      const fetchImpl = guardedRpcFetch(env, await headersOf(env, row), signal);
+      const resolver = new DefaultAgentCardResolver({ legacyCompat: { enabled: true }, fetchImpl });
+      const factory = new ClientFactory(
+        ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+          transports: [new JsonRpcTransportFactory({ fetchImpl, legacyCompat: { enabled: true } })],
+          cardResolver: resolver,
+        }),
+      );
+      const client = await factory.createFromAgentCard(row.card.raw as never);
+      const meta = await metadataOf(env, row);
+      let metadata: Record<string, unknown> | undefined;
+      try {
+        const parsed = meta ? JSON.parse(meta) : undefined;
+        if (parsed && typeof parsed === "object" && !Array.isArray(parsed)) metadata = parsed;
+      } catch {
+        /* metadata that is not a JSON object is kept for the owner, not sent */
+      }
+      const message: Message = {
+        messageId: crypto.randomUUID(),
+        contextId: "",
+        taskId: "",
+        role: Role.ROLE_USER,
+        parts: [{ content: { $case: "text", value: call.question }, metadata: undefined, filename: "", mediaType: "text/plain" }],
+        metadata: undefined,
+        extensions: [],
+        referenceTaskIds: [],
+      };
+      const request = { tenant: "", message, configuration: undefined, metadata };
+      const reply = new Reply();
+      const streams = call.streaming && row.card.raw && (row.card.raw as { capabilities?: { streaming?: boolean } }).capabilities?.streaming === true;
+      if (streams) {
+        for await (const ev of client.sendMessageStream(request, { signal })) reply.addEvent(ev);
+      } else {
+        const res = await client.sendMessage(request, { signal });
+        if ("messageId" in res) reply.addMessage(res as Message);
+        else reply.addTask(res as Task);
+        // A task still in flight: poll it until it ends, within the same limit.
+        while (reply.taskId && reply.state !== null && IN_FLIGHT.has(reply.state)) {
+          await new Promise((r) => setTimeout(r, 500));
+          if (signal.aborted) throw signal.reason;
+          reply.addTask(await client.getTask({ tenant: "", id: reply.taskId }, { signal }));
+        }
+      }
+      const text = reply.text();
+      const state = reply.state;
+      if (state === FAILED || state === REJECTED || state === CANCELED) {
+        const why = state === FAILED ? "failed" : state === REJECTED ? "rejected the task" : "cancelled the task";
+        const msg = `The agent "${row.name}" ${why}${text ? `: ${text.slice(0, 2000)}` : "."}`;
+        await recordCallOutcome(origin.db, row.id, msg);
+        return fail(msg, row.name, agentUrl);
+      }
+      if (state === AUTH_REQUIRED) {
+        const msg = `The agent "${row.name}" needs authentication (check the registration's headers).`;
+        await recordCallOutcome(origin.db, row.id, msg);
+        return fail(msg, row.name, agentUrl);
+      }
+      if (!text) {
+        const msg = `The agent "${row.name}" answered without any text.`;
+        return fail(msg, row.name, agentUrl);
+      }
+      await recordCallOutcome(origin.db, row.id, null);
+      // One question, one answer: a task that asks for more input is answered with what it said so far.
+      const note = state === INPUT_REQUIRED ? "\n\n(The agent asks for more input.)" : "";
+      return {
+        passage: { document_id: null, filename: `Agent: ${row.name}`, chunk_id: null, text: text + note, score: 1, page: null, url: agentUrl },
+        delegatedAgentId: row.id,
+        isError: false,
+      };
+    } catch (e) {
+      const seconds = Math.round(limitMs / 1000);
+      const msg = timeout.aborted
+        ? `The agent "${row.name}" did not answer within ${seconds} s.`
+        : call.signal.aborted
+          ? `The call to the agent "${row.name}" was cancelled.`
+          : `The agent "${row.name}" could not be reached: ${String((e as Error)?.message ?? e).slice(0, 500)}`;
+      if (!call.signal.aborted || timeout.aborted) await recordCallOutcome(origin.db, row.id, msg).catch(() => {});
+      return fail(msg, row.name, agentUrl);
+    }
+  },
+};
+
+registerDelegateResolver(a2aDelegates);

@@ -1,0 +1,370 @@
+import type { Context } from "hono";
+import type {
+  AgentCard,
+  CancelTaskRequest,
+  GetTaskRequest,
+  Message,
+  Part,
+  SendMessageRequest,
+  StreamResponse,
+  Task,
+  TaskState,
+} from "@a2a-js/sdk";
+import type { A2ARequestHandler, ServerCallContext } from "@a2a-js/sdk/server";
+import type { Agent, AgentRun } from "../../db/schema";
+import { ApiError, notFound } from "../../lib/errors";
+import type { AppEnv } from "../../types";
+import { assertActive } from "../agents/agents";
+import { executeRunJson, executeRunStream } from "../agents/execute";
+import { cancelRun, chatAgentId, getRun, startRun } from "../agents/runs";
+import { actorOf, assertCanSpend } from "../billing/metering";
+import { assertNotTerminated, ownsChat } from "../chats/access";
+import { getChat } from "../chats/chats";
+import { stopTurn } from "../chats/session";
+import { assertKnowledgeBaseActive, resolveModel } from "../chats/turns";
+import { getKnowledgeBase } from "../knowledge-bases";
+
+/**
+ * Our agents as A2A agents (API-DECISIONS "External (A2A) agents"). Each A2A
+ * task IS a run of the agent: task id = run id, context id = the run's chat id
+ * (a message that names a context continues that chat). Tasks are read from
+ * the runs table, so they persist across requests and isolates; `CancelTask`
+ * stops the run like POST /agents/:id/runs/:runId/stop. The SDK's JSON-RPC
+ * transport handlers (1.0, and 0.3 through its compatibility layer) parse the
+ * protocol and call this handler.
+ */
+
+// ts-proto enum values of @a2a-js/sdk (types are imported; values would load the SDK).
+const STATE = { SUBMITTED: 1, WORKING: 2, COMPLETED: 3, FAILED: 4, CANCELED: 5 } as const;
+const ROLE_USER = 1;
+const ROLE_AGENT = 2;
+
+const textPart = (text: string): Part => ({ content: { $case: "text", value: text }, metadata: undefined, filename: "", mediaType: "text/plain" });
+
+function stateOf(status: AgentRun["status"]): TaskState {
+  switch (status) {
+    case "queued":
+      return STATE.SUBMITTED as TaskState;
+    case "running":
+      return STATE.WORKING as TaskState;
+    case "completed":
+      return STATE.COMPLETED as TaskState;
+    case "cancelled":
+      return STATE.CANCELED as TaskState;
+    default:
+      return STATE.FAILED as TaskState;
+  }
+}
+
+const agentMessage = (run: { id: string; chatId: string | null }, text: string): Message => ({
+  messageId: `${run.id}:answer`,
+  contextId: run.chatId ?? "",
+  taskId: run.id,
+  role: ROLE_AGENT as Message["role"],
+  parts: [textPart(text)],
+  metadata: undefined,
+  extensions: [],
+  referenceTaskIds: [],
+});
+
+/** A run as an A2A task: the answer is the status message and the `answer` artifact (sources in its metadata). */
+export function taskOfRun(run: AgentRun, extra: { question?: string; sources?: unknown[] } = {}): Task {
+  const answer = run.output ?? "";
+  const error = run.errorCode ? `${run.errorCode}: ${run.errorMessage ?? ""}` : null;
+  const statusText = run.status === "failed" ? (error ?? "The run failed") : answer;
+  const history: Message[] = [];
+  if (extra.question) {
+    history.push({
+      messageId: `${run.id}:question`,
+      contextId: run.chatId ?? "",
+      taskId: run.id,
+      role: ROLE_USER as Message["role"],
+      parts: [textPart(extra.question)],
+      metadata: undefined,
+      extensions: [],
+      referenceTaskIds: [],
+    });
+  }
+  return {
+    id: run.id,
+    contextId: run.chatId ?? "",
+    status: {
+      state: stateOf(run.status),
+      message: statusText ? agentMessage(run, statusText) : undefined,
+      timestamp: run.endedAt ?? run.startedAt ?? run.createdAt,
+    },
+    artifacts: answer
+      ? [
+          {
+            artifactId: `${run.id}:answer`,
+            name: "answer",
+            description: "The agent's answer, citing its sources as [n]",
+            parts: [textPart(answer)],
+            metadata: extra.sources ? { sources: extra.sources } : undefined,
+            extensions: [],
+          },
+        ]
+      : [],
+    history,
+    metadata: { run_id: run.id, agent_id: run.agentId, agentVersion: run.agentVersion, status: run.status },
+  };
+}
+
+/** The public card of one of our agents: JSON-RPC 1.0 (and 0.3) at /agents/:id/a2a, bearer API keys. */
+export function cardOfAgent(agent: Agent, origin: string): AgentCard {
+  const url = `${origin}/api/v1/agents/${agent.id}/a2a`;
+  const cfg = agent.config;
+  const description = cfg.description ?? `The agent "${cfg.name}", answering from its knowledge base with cited sources.`;
+  return {
+    name: cfg.name,
+    description,
+    supportedInterfaces: [
+      { url, protocolBinding: "JSONRPC", tenant: "", protocolVersion: "1.0" },
+      { url, protocolBinding: "JSONRPC", tenant: "", protocolVersion: "0.3" },
+    ],
+    provider: undefined,
+    version: String(agent.agentVersion),
+    capabilities: { streaming: true, pushNotifications: false, extensions: [], extendedAgentCard: false },
+    securitySchemes: {
+      bearer: {
+        scheme: {
+          $case: "httpAuthSecurityScheme",
+          value: { description: "An API key that may run this agent (scope query:rag): Authorization: Bearer kbk_...", scheme: "Bearer", bearerFormat: "API key" },
+        },
+      },
+    },
+    securityRequirements: [{ schemes: { bearer: { list: [] } } }],
+    defaultInputModes: ["text/plain"],
+    defaultOutputModes: ["text/plain"],
+    skills: [
+      {
+        id: "ask",
+        name: cfg.name,
+        description,
+        tags: ["knowledge-base", "cited-answers"],
+        examples: [],
+        inputModes: ["text/plain"],
+        outputModes: ["text/plain"],
+        securityRequirements: [],
+      },
+    ],
+    signatures: [],
+  };
+}
+
+const textOf = (m: Message | undefined) =>
+  (m?.parts ?? [])
+    .map((p) => (p.content?.$case === "text" ? p.content.value : p.content?.$case === "data" ? JSON.stringify(p.content.value) : ""))
+    .filter(Boolean)
+    .join("\n")
+    .trim();
+
+/**
+ * Our errors become JSON-RPC errors with a readable message (the code first);
+ * anything unexpected is logged and answered without internals.
+ */
+async function sdkErrors() {
+  return import("@a2a-js/sdk/errors");
+}
+
+export class AgentTaskHandler implements A2ARequestHandler {
+  constructor(
+    private readonly c: Context<AppEnv>,
+    private readonly agent: Agent,
+  ) {}
+
+  async getAgentCard(): Promise<AgentCard> {
+    return cardOfAgent(this.agent, new URL(this.c.req.url).origin);
+  }
+
+  async getAuthenticatedExtendedAgentCard(): Promise<AgentCard> {
+    const { UnsupportedOperationError } = await sdkErrors();
+    throw new UnsupportedOperationError("This agent has no extended card.");
+  }
+
+  /** Everything that must hold before a run starts (the checks of POST /agents/:id/messages). */
+  private async prepare(params: SendMessageRequest, streaming: boolean) {
+    const { RequestMalformedError, UnsupportedOperationError } = await sdkErrors();
+    const c = this.c;
+    const db = c.get("db");
+    const caller = c.get("caller");
+    const msg = params.message;
+    const content = textOf(msg);
+    if (!msg || !content) throw new RequestMalformedError("The message needs at least one text part.");
+    if (content.length > 32_000) throw new RequestMalformedError("The message is longer than 32,000 characters.");
+    if (msg.taskId) {
+      // Every task ends with its run; a finished task takes no more input.
+      const run = await getRun(db, msg.taskId);
+      if (!run || run.agentId !== this.agent.id) throw new (await sdkErrors()).TaskNotFoundError(`Task not found: ${msg.taskId}`);
+      throw new UnsupportedOperationError(`Task ${run.id} is ${run.status} and cannot take more input; send a new message with its contextId instead.`);
+    }
+    try {
+      assertActive(this.agent);
+      let chat = null;
+      if (msg.contextId) {
+        chat = (await getChat(db, msg.contextId.toLowerCase())) ?? null;
+        // Only a conversation of this agent that this caller owns.
+        if (!chat || chatAgentId(chat) !== this.agent.id || chat.tenantId !== this.agent.tenantId || !ownsChat(caller, chat, null)) {
+          throw new RequestMalformedError(`contextId ${msg.contextId} is not a conversation of this agent`);
+        }
+        assertNotTerminated(chat);
+      }
+      const kb = await getKnowledgeBase(db, this.agent.knowledgeBaseId);
+      if (!kb) throw notFound("Knowledge base");
+      assertKnowledgeBaseActive(kb);
+      resolveModel(c, this.agent.config.model, "model");
+      await assertCanSpend(db, this.agent.tenantId);
+      return await startRun(db, {
+        agent: this.agent,
+        kb,
+        trigger: "api",
+        content,
+        actor: actorOf(caller),
+        subject: caller.type === "user" ? `user:${caller.user.id}` : `key:${caller.key.id}`,
+        chat,
+        owner: { userId: caller.type === "user" ? caller.user.id : null, apiKeyId: caller.type === "api_key" ? caller.key.id : null, externalSubjectId: null },
+        stream: streaming,
+      });
+    } catch (e) {
+      throw await this.mapError(e);
+    }
+  }
+
+  private async mapError(e: unknown): Promise<Error> {
+    const errors = await sdkErrors();
+    if (e instanceof errors.A2AError) return e;
+    if (e instanceof ApiError) {
+      if (e.code === "not_found") return new errors.TaskNotFoundError(e.message);
+      return new errors.UnsupportedOperationError(`${e.code}: ${e.message}`);
+    }
+    console.error("a2a: unexpected error", e instanceof Error ? e.message : e);
+    return new Error("internal_error: the request failed");
+  }
+
+  async sendMessage(params: SendMessageRequest, _context: ServerCallContext): Promise<Message | Task> {
+    const { cmd, run } = await this.prepare(params, false);
+    const db = this.c.get("db");
+    const question = cmd.content;
+    if (params.configuration?.returnImmediately) {
+      // Non-blocking: the run goes on after the response; GetTask follows it, CancelTask stops it.
+      this.c.executionCtx.waitUntil(executeRunJson(this.c.env, db, cmd).catch((e) => console.error("a2a: background run failed", e instanceof Error ? e.message : e)));
+      return taskOfRun(run, { question });
+    }
+    try {
+      const { outcome, run: done } = await executeRunJson(this.c.env, db, cmd);
+      return taskOfRun(done, { question, sources: outcome.sources as unknown[] });
+    } catch (e) {
+      throw await this.mapError(e);
+    }
+  }
+
+  async *sendMessageStream(params: SendMessageRequest, _context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
+    const { cmd, run } = await this.prepare(params, true);
+    const db = this.c.get("db");
+    const question = cmd.content;
+    const base = { taskId: run.id, contextId: run.chatId ?? "", metadata: undefined };
+    yield { payload: { $case: "task", value: taskOfRun(run, { question }) } };
+    const res = await executeRunStream(this.c.env, db, cmd, (p) => this.c.executionCtx.waitUntil(p));
+    if (!res.body) return;
+    const artifactId = `${run.id}:answer`;
+    const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buffer = "";
+    let started = false;
+    let ended = false;
+    try {
+      while (!ended) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        buffer += value;
+        let i: number;
+        while ((i = buffer.indexOf("\n\n")) >= 0) {
+          const block = buffer.slice(0, i);
+          buffer = buffer.slice(i + 2);
+          const line = block.split("\n").find((l) => l.startsWith("data: "));
+          if (!line) continue;
+          let ev: Record<string, any>;
+          try {
+            ev = JSON.parse(line.slice(6));
+          } catch {
+            continue;
+          }
+          if (ev.type === "user_message") {
+            yield { payload: { $case: "statusUpdate", value: { ...base, status: { state: STATE.WORKING as TaskState, message: undefined, timestamp: new Date().toISOString() } } } };
+          } else if (ev.type === "final_response" && typeof ev.content === "string") {
+            const complete = ev.isComplete === true;
+            if (!complete && !ev.content) continue;
+            yield {
+              payload: {
+                $case: "artifactUpdate",
+                value: {
+                  ...base,
+                  // Partial answers append; the complete answer replaces them.
+                  artifact: { artifactId, name: "answer", description: "", parts: [textPart(ev.content)], metadata: undefined, extensions: [] },
+                  append: started && !complete,
+                  lastChunk: complete,
+                },
+              },
+            };
+            started = true;
+          } else if (ev.type === "done" || ev.type === "error") {
+            const finished = (await getRun(db, run.id)) ?? run;
+            const task = taskOfRun(finished);
+            yield { payload: { $case: "statusUpdate", value: { ...base, status: task.status } } };
+            ended = true;
+            break;
+          }
+        }
+      }
+    } finally {
+      await reader.cancel().catch(() => {});
+    }
+  }
+
+  private async runOf(id: string): Promise<AgentRun> {
+    const run = id ? await getRun(this.c.get("db"), id) : undefined;
+    // Tasks of this agent only (a run of another agent is not found, whatever it is).
+    if (!run || run.agentId !== this.agent.id) throw new (await sdkErrors()).TaskNotFoundError(`Task not found: ${id}`);
+    return run;
+  }
+
+  async getTask(params: GetTaskRequest, _context: ServerCallContext): Promise<Task> {
+    return taskOfRun(await this.runOf(params.id));
+  }
+
+  async cancelTask(params: CancelTaskRequest, _context: ServerCallContext): Promise<Task> {
+    const db = this.c.get("db");
+    const run = await this.runOf(params.id);
+    if (run.status === "cancelled") return taskOfRun(run);
+    if (await cancelRun(db, run.id)) {
+      // The turn saves its partial output into the (now cancelled) run.
+      if (run.chatId) await stopTurn(this.c.env, run.chatId).catch((e) => console.error("a2a: stop failed", e instanceof Error ? e.message : e));
+      return taskOfRun((await getRun(db, run.id))!);
+    }
+    throw new (await sdkErrors()).TaskNotCancelableError(`Task ${run.id} is ${run.status} and cannot be cancelled.`);
+  }
+
+  private async unsupported(): Promise<never> {
+    const { UnsupportedOperationError } = await sdkErrors();
+    throw new UnsupportedOperationError("Not supported by this agent (push notifications, task lists and resubscription are not offered).");
+  }
+
+  createTaskPushNotificationConfig(): Promise<never> {
+    return this.unsupported();
+  }
+  getTaskPushNotificationConfig(): Promise<never> {
+    return this.unsupported();
+  }
+  listTaskPushNotificationConfigs(): Promise<never> {
+    return this.unsupported();
+  }
+  deleteTaskPushNotificationConfig(): Promise<never> {
+    return this.unsupported();
+  }
+  listTasks(): Promise<never> {
+    return this.unsupported();
+  }
+  // eslint-disable-next-line require-yield
+  async *resubscribe(): AsyncGenerator<StreamResponse, void, undefined> {
+    await this.unsupported();
+  }
+}
