@@ -1,15 +1,16 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { requireUser } from "../../auth/authorize";
-import { notFound } from "../../lib/errors";
+import { routePermission } from "../../auth/route-permission";
 import { errorResponses, IdParam, jsonBody, jsonContent, noContent, userOnly, userOrKey } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import {
+  activeArtifactFor,
+  artifactFor,
+  artifactJson,
   listRevisions,
   publishArtifact,
   setArtifactStatus,
   unpublishArtifact,
 } from "../../services/artifacts/artifacts";
-import { artifactFor, artifactJson } from "./index";
 import { ArtifactSchema, PublishBody, RevisionSchema, RevisionsQuery } from "./schemas";
 
 const tags = ["Artifacts"];
@@ -19,6 +20,7 @@ const archive = createRoute({
   path: "/artifacts/{id}/archive",
   tags,
   operationId: "archiveArtifact",
+  ...routePermission("artifacts:write"),
   summary: "Archive (idempotent); revisions are kept and a published page stops being served until restored",
   security: userOrKey,
   request: { params: IdParam },
@@ -30,6 +32,7 @@ const restore = createRoute({
   path: "/artifacts/{id}/restore",
   tags,
   operationId: "restoreArtifact",
+  ...routePermission("artifacts:write"),
   summary: "Restore an archived artifact (idempotent)",
   security: userOrKey,
   request: { params: IdParam },
@@ -41,6 +44,7 @@ const revisions = createRoute({
   path: "/artifacts/{id}/revisions",
   tags,
   operationId: "listArtifactRevisions",
+  ...routePermission("artifacts:read"),
   summary: "Revision history of an active artifact, oldest first (revision 1 is the creation)",
   security: userOrKey,
   request: { params: IdParam, query: RevisionsQuery },
@@ -58,6 +62,7 @@ const publish = createRoute({
   path: "/artifacts/{id}/publish",
   tags,
   operationId: "publishArtifact",
+  ...routePermission("artifacts:publish"),
   summary: "Publish as a hosted page at PUBLIC_BASE_URL/p/:slug (signed-in users only; API keys get 403)",
   description:
     "`private`: only signed-in members of the organization can open the page; `public`: anyone. Publishing again " +
@@ -72,6 +77,7 @@ const unpublish = createRoute({
   path: "/artifacts/{id}/publish",
   tags,
   operationId: "unpublishArtifact",
+  ...routePermission("artifacts:publish"),
   summary: "Remove the hosted page (idempotent); the artifact and its revisions stay",
   security: userOnly,
   request: { params: IdParam },
@@ -80,29 +86,26 @@ const unpublish = createRoute({
 
 export const artifactLifecycleRoutes = createRouter()
   .openapi(archive, async (c) => {
-    const artifact = await artifactFor(c, "artifacts:write", c.req.valid("param").id);
+    const artifact = await artifactFor(c, c.req.valid("param").id, "artifacts:write");
     return c.json(artifactJson(c, await setArtifactStatus(c.get("db"), artifact, "archived")), 200);
   })
   .openapi(restore, async (c) => {
-    const artifact = await artifactFor(c, "artifacts:write", c.req.valid("param").id);
+    const artifact = await artifactFor(c, c.req.valid("param").id, "artifacts:write");
     return c.json(artifactJson(c, await setArtifactStatus(c.get("db"), artifact, "active")), 200);
   })
   .openapi(revisions, async (c) => {
-    const artifact = await artifactFor(c, "artifacts:read", c.req.valid("param").id);
-    if (artifact.status !== "active") throw notFound("Artifact");
     const q = c.req.valid("query");
+    const artifact = await activeArtifactFor(c, c.req.valid("param").id, "artifacts:read");
     const { revisions, total } = await listRevisions(c.get("db"), artifact.id, q);
     return c.json({ revisions, total, limit: q.limit, offset: q.offset }, 200);
   })
   .openapi(publish, async (c) => {
-    requireUser(c);
-    const artifact = await artifactFor(c, "artifacts:publish", c.req.valid("param").id);
+    const artifact = await artifactFor(c, c.req.valid("param").id, "artifacts:publish");
     const published = await publishArtifact(c.get("db"), artifact, c.req.valid("json").visibility);
     return c.json(artifactJson(c, published), 200);
   })
   .openapi(unpublish, async (c) => {
-    requireUser(c);
-    const artifact = await artifactFor(c, "artifacts:publish", c.req.valid("param").id);
+    const artifact = await artifactFor(c, c.req.valid("param").id, "artifacts:publish");
     await unpublishArtifact(c.get("db"), artifact);
     return c.body(null, 204);
   });

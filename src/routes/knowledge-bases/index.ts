@@ -1,20 +1,17 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { authorize } from "../../auth/authorize";
 import { routePermission } from "../../auth/route-permission";
-import { forbidden } from "../../lib/errors";
 import { errorResponses, IdParam, jsonBody, jsonContent, noContent, pagingQuery, userOrKey } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import { runCleanup } from "../../services/cleanup";
 import {
-  createKnowledgeBase,
+  createKnowledgeBaseFor,
   deleteKnowledgeBase,
   knowledgeBaseFor,
-  listKnowledgeBases,
+  listKnowledgeBasesFor,
   promptOf,
   publicKnowledgeBase,
   updateKnowledgeBase,
 } from "../../services/knowledge-bases";
-import { getTenant, tenantScope } from "../../services/tenants";
 import { CreateKnowledgeBaseBody, KnowledgeBaseSchema, PromptSchema, UpdateKnowledgeBaseBody } from "./schemas";
 
 const tags = ["Knowledge bases"];
@@ -99,14 +96,8 @@ const remove = createRoute({
 
 export const knowledgeBaseRoutes = createRouter()
   .openapi(list, async (c) => {
-    const caller = c.get("caller");
     const q = c.req.valid("query");
-    const db = c.get("db");
-    const tenant = await getTenant(db, q.tenant_id);
-    await authorize(c, "documents:read", tenantScope(tenant), { what: "Tenant", addressedBy: "param" });
-    // A key restricted to one knowledge base sees only that one.
-    const onlyId = caller.type === "api_key" ? caller.key.knowledgeBaseId : null;
-    const { rows, total } = await listKnowledgeBases(db, tenant!.id, { onlyId, limit: q.limit, offset: q.offset });
+    const { rows, total } = await listKnowledgeBasesFor(c, q.tenant_id, q);
     return c.json({ knowledge_bases: rows.map(publicKnowledgeBase), total, limit: q.limit, offset: q.offset }, 200);
   })
   .openapi(get, async (c) => {
@@ -118,16 +109,7 @@ export const knowledgeBaseRoutes = createRouter()
     return c.json(promptOf(kb), 200);
   })
   .openapi(create, async (c) => {
-    const caller = c.get("caller");
-    const body = c.req.valid("json");
-    const db = c.get("db");
-    const tenant = await getTenant(db, body.tenant_id);
-    await authorize(c, "documents:write", tenantScope(tenant), { what: "Tenant", addressedBy: "param" });
-    if (caller.type === "api_key" && caller.key.knowledgeBaseId) {
-      // A key restricted to one knowledge base touches only that one.
-      throw forbidden("This API key is restricted to one knowledge base and cannot create others");
-    }
-    const kb = await createKnowledgeBase(db, tenant!, body, caller.type === "user" ? caller.user.id : caller.key.id);
+    const kb = await createKnowledgeBaseFor(c, c.req.valid("json"));
     return c.json(publicKnowledgeBase(kb), 201);
   })
   .openapi(update, async (c) => {

@@ -1,15 +1,15 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { authorize, requireUser } from "../../auth/authorize";
+import { routePermission } from "../../auth/route-permission";
+import { requireUser } from "../../auth/authorize";
 import { config } from "../../lib/config";
-import { notFound } from "../../lib/errors";
 import { errorResponses, jsonBody, jsonContent, noContent, userOnly } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import { runCleanup } from "../../services/cleanup";
 import {
   createOrganization,
   deleteOrganization,
-  getOrganization,
   listOrganizationsForUser,
+  organizationFor,
   publicOrganization,
   updateOrganization,
 } from "../../services/organizations";
@@ -28,6 +28,7 @@ const list = createRoute({
   path: "/organizations",
   tags,
   operationId: "listOrganizations",
+  ...routePermission("authenticated"),
   summary: "Organizations the signed-in user belongs to, each with the user's role",
   security: userOnly,
   responses: { 200: jsonContent(z.object({ organizations: z.array(OrganizationSchema) }), "Organizations"), ...errorResponses },
@@ -38,6 +39,7 @@ const get = createRoute({
   path: "/organizations/{id}",
   tags,
   operationId: "getOrganization",
+  ...routePermission("organization:read"),
   summary: "One organization",
   security: userOnly,
   request: { params: OrgIdParam },
@@ -49,6 +51,7 @@ const create = createRoute({
   path: "/organizations",
   tags,
   operationId: "createOrganization",
+  ...routePermission("authenticated"),
   summary: "Create an organization",
   description:
     "Auto-provisions an environment `default`, a tenant `default` in it and the starting credits " +
@@ -64,6 +67,7 @@ const update = createRoute({
   path: "/organizations/{id}",
   tags,
   operationId: "updateOrganization",
+  ...routePermission("organization:update"),
   summary: "Rename an organization or change its status (owner, billing_admin)",
   description: "An `inactive` or `suspended` organization refuses writes and new chat or agent work until it is `active` again.",
   security: userOnly,
@@ -76,6 +80,7 @@ const remove = createRoute({
   path: "/organizations/{id}",
   tags,
   operationId: "deleteOrganization",
+  ...routePermission("organization:delete"),
   summary: "Delete an organization and everything beneath it (owner only, irreversible)",
   security: userOnly,
   request: { params: OrgIdParam },
@@ -89,18 +94,13 @@ export const organizationRoutes = createRouter()
     return c.json({ organizations: rows.map((r) => publicOrganization(r.organization, r.role)) }, 200);
   })
   .openapi(get, async (c) => {
-    requireUser(c);
-    const { id } = c.req.valid("param");
-    const access = await authorize(c, "organization:read", { organizationId: id }, { what: "Organization" });
-    const org = await getOrganization(c.get("db"), id);
-    if (!org) throw notFound("Organization");
-    return c.json(publicOrganization(org, access.role ?? undefined), 200);
+    const { organization, role } = await organizationFor(c, c.req.valid("param").id, "organization:read");
+    return c.json(publicOrganization(organization, role ?? undefined), 200);
   })
   .openapi(create, async (c) => {
     const user = requireUser(c);
-    const body = c.req.valid("json");
     const cfg = config(c.env);
-    const { organization, environmentId, tenantId } = await createOrganization(c.get("db"), user.user, body, {
+    const { organization, environmentId, tenantId } = await createOrganization(c.get("db"), user.user, c.req.valid("json"), {
       starting: cfg.startingCredits,
       tenant: cfg.startingTenantCredits,
     });
@@ -110,19 +110,14 @@ export const organizationRoutes = createRouter()
     );
   })
   .openapi(update, async (c) => {
-    requireUser(c);
-    const { id } = c.req.valid("param");
-    const body = c.req.valid("json");
-    const access = await authorize(c, "organization:update", { organizationId: id }, { what: "Organization" });
-    const org = await updateOrganization(c.get("db"), id, body);
-    return c.json(publicOrganization(org, access.role ?? undefined), 200);
+    const { organization, role } = await organizationFor(c, c.req.valid("param").id, "organization:update");
+    const org = await updateOrganization(c.get("db"), organization.id, c.req.valid("json"));
+    return c.json(publicOrganization(org, role ?? undefined), 200);
   })
   .openapi(remove, async (c) => {
-    requireUser(c);
-    const { id } = c.req.valid("param");
-    await authorize(c, "organization:delete", { organizationId: id }, { what: "Organization" });
+    const { organization } = await organizationFor(c, c.req.valid("param").id, "organization:delete");
     const db = c.get("db");
-    await runCleanup("organization", { db, env: c.env, waitUntil: (p) => c.executionCtx.waitUntil(p) }, id);
-    await deleteOrganization(db, id);
+    await runCleanup("organization", { db, env: c.env, waitUntil: (p) => c.executionCtx.waitUntil(p) }, organization.id);
+    await deleteOrganization(db, organization.id);
     return c.body(null, 204);
   });

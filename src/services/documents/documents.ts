@@ -1,4 +1,8 @@
 import { and, count, desc, eq, isNull, sql } from "drizzle-orm";
+import type { Context } from "hono";
+import { loadAuthorized } from "../../auth/load";
+import type { Permission } from "../../auth/permissions";
+import type { AppEnv } from "../../types";
 import { registerResource, type ResourceScope } from "../../auth/resources";
 import type { Database } from "../../db/client";
 import { documents, tenants, type DocumentRow, type DocumentStatus, type KnowledgeBase } from "../../db/schema";
@@ -49,6 +53,12 @@ export async function getDocument(db: Database, id: string): Promise<DocumentRow
 }
 
 registerResource("document", async (db, id) => documentScope(await getDocument(db, id)));
+
+/** A document by id, authorized for `permission` by its knowledge base (404 when missing or out of reach). */
+export async function documentFor(c: Context<AppEnv>, id: string, permission: Permission): Promise<DocumentRow> {
+  const doc = await getDocument(c.get("db"), id);
+  return (await loadAuthorized(c, permission, doc, (d) => documentScope(d)!, { what: "Document" })).row;
+}
 
 export async function getDocumentByKey(db: Database, key: string): Promise<DocumentRow | undefined> {
   return db.select().from(documents).where(eq(documents.s3Key, key)).get();

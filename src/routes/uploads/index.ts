@@ -1,10 +1,8 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { ApiError, conflict, forbidden, notFound } from "../lib/errors";
-import { ErrorSchema, IdParam, jsonContent } from "../lib/openapi";
-import { createRouter } from "../lib/router";
-import { getDocument } from "../services/documents/documents";
-import { contentDisposition, verifyWorkerSignature } from "../services/documents/signed-urls";
-import { receiveUpload } from "../services/documents/uploads";
+import { routePermission } from "../../auth/route-permission";
+import { ErrorSchema, IdParam, jsonContent } from "../../lib/openapi";
+import { createRouter } from "../../lib/router";
+import { receiveUpload, serveSignedDownload } from "../../services/documents/uploads";
 
 /**
  * The Worker-signed upload and download URLs handed out by presign and
@@ -25,6 +23,7 @@ const upload = createRoute({
   path: "/uploads/{id}",
   tags,
   operationId: "uploadDocumentBytes",
+  ...routePermission("public"),
   summary: "Upload a document's bytes to its signed upload URL (from presign)",
   description:
     "Send the raw file with `Content-Type` as given at presign and a `Content-Length` equal to `size_bytes`. " +
@@ -45,6 +44,7 @@ const download = createRoute({
   path: "/downloads/{id}",
   tags,
   operationId: "downloadDocumentBytes",
+  ...routePermission("public"),
   summary: "Download a document's stored file through its signed download URL",
   request: { params: IdParam, query: SignedQuery },
   responses: {
@@ -61,29 +61,4 @@ export const signedUrlRoutes = createRouter()
     const doc = await receiveUpload(c.env, c.get("db"), id, c.req.raw, c.req.valid("query"));
     return c.json({ document_id: doc.id, status: "queued" as const }, 200);
   })
-  .openapi(download, async (c) => {
-    const { id } = c.req.valid("param");
-    const q = c.req.valid("query");
-    const check = await verifyWorkerSignature(c.env, "download", id, q.expires, q.sig);
-    if (check === "missing" || check === "invalid") throw forbidden("The download URL's signature is missing or invalid");
-    if (check === "expired") throw forbidden("The download URL has expired; request a new one");
-    const doc = await getDocument(c.get("db"), id);
-    if (!doc) throw notFound("Document");
-    if (doc.status === "deleted") throw conflict("document_deleted", "The document has been deleted");
-    const object = await c.env.BUCKET.get(doc.s3Key);
-    if (!object) throw new ApiError("not_found", "The document's file is not stored (was it uploaded?)");
-    // Always an attachment, never rendered on the service's origin: an uploaded
-    // HTML file must not run as script here.
-    return new Response(object.body, {
-      status: 200,
-      headers: {
-        "Content-Type": doc.mimeType,
-        "Content-Length": String(object.size),
-        "Content-Disposition": contentDisposition(doc.filename),
-        "Content-Security-Policy": "sandbox; default-src 'none'",
-        "X-Content-Type-Options": "nosniff",
-        "Cache-Control": "private, no-store",
-        ETag: object.httpEtag,
-      },
-    });
-  });
+  .openapi(download, async (c) => serveSignedDownload(c.env, c.get("db"), c.req.valid("param").id, c.req.valid("query")));
