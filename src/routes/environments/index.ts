@@ -26,6 +26,9 @@ const EnvironmentSchema = z
   })
   .openapi("Environment");
 
+/** The body of GET /environments/{id}, for tests and clients. */
+export type EnvironmentResponse = z.infer<typeof EnvironmentSchema>;
+
 const EnvironmentBody = z.object({ name: z.string().trim().min(1).max(255) });
 
 const ApiKeySchema = z

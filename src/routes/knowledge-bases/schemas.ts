@@ -32,6 +32,9 @@ export const KnowledgeBaseSchema = PromptSchema.extend({
   updated_at: Timestamp,
 }).openapi("KnowledgeBase");
 
+/** The body of GET /knowledge-bases/{id} (and of create and update), for tests and clients. */
+export type KnowledgeBaseResponse = z.infer<typeof KnowledgeBaseSchema>;
+
 const promptInput = {
   persona: promptField().optional(),
   instructions: promptField().optional(),

@@ -36,6 +36,9 @@ export const TenantSchema = z
   })
   .openapi("Tenant");
 
+/** The body of GET /tenants/{id} (and of create and update), for tests and clients. */
+export type TenantResponse = z.infer<typeof TenantSchema>;
+
 const MAX_METADATA_BYTES = 16 * 1024;
 const Metadata = z
   .record(z.string(), z.unknown())
