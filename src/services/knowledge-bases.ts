@@ -3,7 +3,7 @@ import type { Context } from "hono";
 import type { AuthorizeOptions } from "../auth/authorize";
 import { assertTenantMatches, loadAuthorized } from "../auth/load";
 import type { Permission } from "../auth/permissions";
-import { registerResource, type ResourceScope } from "../auth/resources";
+import { inKnowledgeBase, inTenant, registerResource, type ResourceScope } from "../auth/resources";
 import type { AppEnv } from "../types";
 import type { Database } from "../db/client";
 import { knowledgeBases, type KnowledgeBase, type Tenant } from "../db/schema";
@@ -52,7 +52,7 @@ export function publicKnowledgeBase(kb: KnowledgeBase) {
 export const knowledgeBaseScope = (
   kb: Pick<KnowledgeBase, "id" | "organizationId" | "environmentId" | "tenantId"> | undefined | null,
 ): ResourceScope | null =>
-  kb ? { organizationId: kb.organizationId, environmentId: kb.environmentId, tenantId: kb.tenantId, knowledgeBaseId: kb.id } : null;
+  kb ? inKnowledgeBase(kb) : null;
 
 export async function getKnowledgeBase(db: Database, id: string): Promise<KnowledgeBase | undefined> {
   return db.select().from(knowledgeBases).where(eq(knowledgeBases.id, id)).get();
@@ -149,9 +149,7 @@ export async function createKnowledgeBase(
   const now = nowIso();
   const kb: KnowledgeBase = {
     id: newId("kb"),
-    organizationId: tenant.organizationId,
-    environmentId: tenant.environmentId,
-    tenantId: tenant.id,
+    ...inTenant(tenant),
     name: input.name,
     description: null,
     status: "active",

@@ -3,7 +3,7 @@ import type { Context } from "hono";
 import { loadAuthorized } from "../../auth/load";
 import type { Permission } from "../../auth/permissions";
 import type { AppEnv } from "../../types";
-import type { ResourceScope } from "../../auth/resources";
+import { inKnowledgeBase, knowledgeBaseRowScope, type ResourceScope } from "../../auth/resources";
 import type { Database } from "../../db/client";
 import { isUniqueViolation } from "../../db/errors";
 import {
@@ -57,10 +57,7 @@ export const artifactJson = (c: Context<AppEnv>, a: Artifact) => publicArtifact(
 
 export const publishedUrl = (a: Pick<Artifact, "slug">, publicBaseUrl: string) => `${publicBaseUrl}/p/${a.slug}`;
 
-export const artifactScope = (a: Artifact | undefined | null): ResourceScope | null =>
-  a
-    ? { organizationId: a.organizationId, environmentId: a.environmentId, tenantId: a.tenantId, knowledgeBaseId: a.knowledgeBaseId }
-    : null;
+export const artifactScope = (a: Artifact | undefined | null): ResourceScope | null => knowledgeBaseRowScope(a);
 
 export const artifactArchived = () =>
   new ApiError("artifact_archived", "The artifact is archived; restore it first");
@@ -160,10 +157,7 @@ export async function createArtifact(db: Database, kb: KnowledgeBase, input: Art
     const artifact: Artifact = {
       id: newId("art"),
       slug: slugFor(input.title),
-      organizationId: kb.organizationId,
-      environmentId: kb.environmentId,
-      tenantId: kb.tenantId,
-      knowledgeBaseId: kb.id,
+      ...inKnowledgeBase(kb),
       type: input.type,
       title: input.title,
       summary: input.summary,

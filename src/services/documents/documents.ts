@@ -3,7 +3,7 @@ import type { Context } from "hono";
 import { loadAuthorized } from "../../auth/load";
 import type { Permission } from "../../auth/permissions";
 import type { AppEnv } from "../../types";
-import { registerResource, type ResourceScope } from "../../auth/resources";
+import { inKnowledgeBase, knowledgeBaseRowScope, registerResource, type KnowledgeBaseRow, type ResourceScope } from "../../auth/resources";
 import type { Database } from "../../db/client";
 import { documents, tenants, type DocumentRow, type DocumentStatus, type KnowledgeBase } from "../../db/schema";
 import { ApiError, conflict } from "../../lib/errors";
@@ -43,10 +43,7 @@ export function publicDocument(d: DocumentRow) {
 
 export type PublicDocument = ReturnType<typeof publicDocument>;
 
-export const documentScope = (
-  d: Pick<DocumentRow, "organizationId" | "environmentId" | "tenantId" | "knowledgeBaseId"> | undefined | null,
-): ResourceScope | null =>
-  d ? { organizationId: d.organizationId, environmentId: d.environmentId, tenantId: d.tenantId, knowledgeBaseId: d.knowledgeBaseId } : null;
+export const documentScope = (d: KnowledgeBaseRow | undefined | null): ResourceScope | null => knowledgeBaseRowScope(d);
 
 export async function getDocument(db: Database, id: string): Promise<DocumentRow | undefined> {
   return db.select().from(documents).where(eq(documents.id, id)).get();
@@ -128,10 +125,7 @@ export async function insertDocument(db: Database, input: NewDocument): Promise<
   const id = input.id ?? newId("doc");
   const row: DocumentRow = {
     id,
-    organizationId: input.kb.organizationId,
-    environmentId: input.kb.environmentId,
-    tenantId: input.kb.tenantId,
-    knowledgeBaseId: input.kb.id,
+    ...inKnowledgeBase(input.kb),
     parentDocumentId: null,
     filename: input.filename,
     mimeType: input.mimeType,

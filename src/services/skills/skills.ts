@@ -1,6 +1,7 @@
 import { and, asc, count, eq, inArray } from "drizzle-orm";
 import type { Context } from "hono";
 import type { Permission } from "../../auth/permissions";
+import { inTenant } from "../../auth/resources";
 import type { AppEnv } from "../../types";
 import type { Database } from "../../db/client";
 import { skills, type Skill, type Tenant } from "../../db/schema";
@@ -71,9 +72,7 @@ export async function createSkill(
   const now = nowIso();
   const skill: Skill = {
     id: newId("skl"),
-    organizationId: tenant.organizationId,
-    environmentId: tenant.environmentId,
-    tenantId: tenant.id,
+    ...inTenant(tenant),
     name: input.name,
     description: input.description,
     body: input.body,
