@@ -13,10 +13,12 @@ import { artifactRoutes } from "./routes/artifacts";
 import { authRoutes } from "./routes/auth";
 import { billingRoutes } from "./routes/billing";
 import { chatRoutes } from "./routes/chats";
+import { connectorRoutes } from "./routes/connectors";
 import { documentRoutes } from "./routes/documents";
 import { environmentRoutes } from "./routes/environments";
 import { evalRoutes } from "./routes/eval";
 import { knowledgeBaseRoutes } from "./routes/knowledge-bases";
+import { memoryRoutes } from "./routes/memory";
 import { organizationRoutes } from "./routes/organizations";
 import { pageRoutes } from "./routes/pages";
 import { skillRoutes } from "./routes/skills";
@@ -58,8 +60,10 @@ function createApi() {
   api.route("/", artifactRoutes);
   api.route("/", documentRoutes);
   api.route("/", chatRoutes);
+  api.route("/", connectorRoutes);
   // Retrieval evaluation (npm run eval:retrieval); answers 404 unless EVAL_ENDPOINTS=true outside production.
   api.route("/", evalRoutes);
+  api.route("/", memoryRoutes);
   return api;
 }
 

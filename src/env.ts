@@ -107,6 +107,12 @@ export interface Env {
   RERANK_DEPTH?: string;
   /** Give up on the reranker after this long and keep the fused order (default 5000 ms). */
   RERANK_TIMEOUT_MS?: string;
+
+  // ---- Connectors (README "Connectors") ----
+  /** Secret: JSON `{"<slug>": {"client_id", "client_secret"}}`, the OAuth app of each connector. */
+  CONNECTORS?: string;
+  /** JSON `{"<slug>": {"authorize_url", "token_url", "api_base_url"}}`: other endpoints for a connector (ignored in production). */
+  CONNECTOR_ENDPOINTS?: string;
 }
 
 type AppBindings = Env;

@@ -7,3 +7,5 @@ export * from "./skills";
 export * from "./artifacts";
 export * from "./documents";
 export * from "./chats";
+export * from "./memory";
+export * from "./connectors";
