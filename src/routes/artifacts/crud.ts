@@ -15,6 +15,8 @@ import { ArtifactSchema, CreateArtifactBody, ListArtifactsQuery, UpdateArtifactB
 
 const tags = ["Artifacts"];
 
+export const artifactCrudRoutes = createRouter();
+
 const list = createRoute({
   method: "get",
   path: "/knowledge-bases/{id}/artifacts",
@@ -33,6 +35,18 @@ const list = createRoute({
     ...errorResponses,
   },
 });
+artifactCrudRoutes.openapi(list, async (c) => {
+  const q = c.req.valid("query");
+  const kb = await knowledgeBaseFor(c, c.req.valid("param").id, "artifacts:read", { tenantId: q.tenant_id, tenantPath: "query.tenant_id" });
+  const { rows, total } = await listArtifacts(c.get("db"), kb.id, {
+    type: q.type,
+    query: q.query,
+    includeStatus: q.include_status,
+    limit: q.limit,
+    offset: q.offset,
+  });
+  return c.json({ artifacts: rows.map((a) => artifactJson(c, a)), total, limit: q.limit, offset: q.offset }, 200);
+});
 
 const create = createRoute({
   method: "post",
@@ -45,6 +59,12 @@ const create = createRoute({
   request: { params: IdParam, body: jsonBody(CreateArtifactBody) },
   responses: { 201: jsonContent(ArtifactSchema, "The artifact"), ...errorResponses },
 });
+artifactCrudRoutes.openapi(create, async (c) => {
+  const body = c.req.valid("json");
+  const kb = await knowledgeBaseFor(c, c.req.valid("param").id, "artifacts:write", { tenantId: body.tenant_id });
+  const artifact = await createArtifact(c.get("db"), kb, body);
+  return c.json(artifactJson(c, artifact), 201);
+});
 
 const get = createRoute({
   method: "get",
@@ -56,6 +76,10 @@ const get = createRoute({
   security: userOrKey,
   request: { params: IdParam },
   responses: { 200: jsonContent(ArtifactSchema, "The artifact"), ...errorResponses },
+});
+artifactCrudRoutes.openapi(get, async (c) => {
+  const artifact = await activeArtifactFor(c, c.req.valid("param").id, "artifacts:read");
+  return c.json(artifactJson(c, artifact), 200);
 });
 
 const update = createRoute({
@@ -73,34 +97,10 @@ const update = createRoute({
   request: { params: IdParam, body: jsonBody(UpdateArtifactBody) },
   responses: { 200: jsonContent(ArtifactSchema, "The artifact"), ...errorResponses },
 });
-
-export const artifactCrudRoutes = createRouter()
-  .openapi(list, async (c) => {
-    const q = c.req.valid("query");
-    const kb = await knowledgeBaseFor(c, c.req.valid("param").id, "artifacts:read", { tenantId: q.tenant_id, tenantPath: "query.tenant_id" });
-    const { rows, total } = await listArtifacts(c.get("db"), kb.id, {
-      type: q.type,
-      query: q.query,
-      includeStatus: q.include_status,
-      limit: q.limit,
-      offset: q.offset,
-    });
-    return c.json({ artifacts: rows.map((a) => artifactJson(c, a)), total, limit: q.limit, offset: q.offset }, 200);
-  })
-  .openapi(create, async (c) => {
-    const body = c.req.valid("json");
-    const kb = await knowledgeBaseFor(c, c.req.valid("param").id, "artifacts:write", { tenantId: body.tenant_id });
-    const artifact = await createArtifact(c.get("db"), kb, body);
-    return c.json(artifactJson(c, artifact), 201);
-  })
-  .openapi(get, async (c) => {
-    const artifact = await activeArtifactFor(c, c.req.valid("param").id, "artifacts:read");
-    return c.json(artifactJson(c, artifact), 200);
-  })
-  .openapi(update, async (c) => {
-    const artifact = await artifactFor(c, c.req.valid("param").id, "artifacts:write");
-    const body = c.req.valid("json");
-    const change = body.edits ? { edits: body.edits } : { title: body.title, summary: body.summary };
-    const updated = await changeArtifact(c.get("db"), artifact, change);
-    return c.json(artifactJson(c, updated), 200);
-  });
+artifactCrudRoutes.openapi(update, async (c) => {
+  const artifact = await artifactFor(c, c.req.valid("param").id, "artifacts:write");
+  const body = c.req.valid("json");
+  const change = body.edits ? { edits: body.edits } : { title: body.title, summary: body.summary };
+  const updated = await changeArtifact(c.get("db"), artifact, change);
+  return c.json(artifactJson(c, updated), 200);
+});

@@ -15,6 +15,8 @@ import { ArtifactSchema, PublishBody, RevisionSchema, RevisionsQuery } from "./s
 
 const tags = ["Artifacts"];
 
+export const artifactLifecycleRoutes = createRouter();
+
 const archive = createRoute({
   method: "post",
   path: "/artifacts/{id}/archive",
@@ -25,6 +27,10 @@ const archive = createRoute({
   security: userOrKey,
   request: { params: IdParam },
   responses: { 200: jsonContent(ArtifactSchema, "The archived artifact"), ...errorResponses },
+});
+artifactLifecycleRoutes.openapi(archive, async (c) => {
+  const artifact = await artifactFor(c, c.req.valid("param").id, "artifacts:write");
+  return c.json(artifactJson(c, await setArtifactStatus(c.get("db"), artifact, "archived")), 200);
 });
 
 const restore = createRoute({
@@ -37,6 +43,10 @@ const restore = createRoute({
   security: userOrKey,
   request: { params: IdParam },
   responses: { 200: jsonContent(ArtifactSchema, "The active artifact"), ...errorResponses },
+});
+artifactLifecycleRoutes.openapi(restore, async (c) => {
+  const artifact = await artifactFor(c, c.req.valid("param").id, "artifacts:write");
+  return c.json(artifactJson(c, await setArtifactStatus(c.get("db"), artifact, "active")), 200);
 });
 
 const revisions = createRoute({
@@ -56,6 +66,12 @@ const revisions = createRoute({
     ...errorResponses,
   },
 });
+artifactLifecycleRoutes.openapi(revisions, async (c) => {
+  const q = c.req.valid("query");
+  const artifact = await activeArtifactFor(c, c.req.valid("param").id, "artifacts:read");
+  const { revisions, total } = await listRevisions(c.get("db"), artifact.id, q);
+  return c.json({ revisions, total, limit: q.limit, offset: q.offset }, 200);
+});
 
 const publish = createRoute({
   method: "post",
@@ -71,6 +87,11 @@ const publish = createRoute({
   request: { params: IdParam, body: jsonBody(PublishBody) },
   responses: { 200: jsonContent(ArtifactSchema, "The artifact with `published` set"), ...errorResponses },
 });
+artifactLifecycleRoutes.openapi(publish, async (c) => {
+  const artifact = await artifactFor(c, c.req.valid("param").id, "artifacts:publish");
+  const published = await publishArtifact(c.get("db"), artifact, c.req.valid("json").visibility);
+  return c.json(artifactJson(c, published), 200);
+});
 
 const unpublish = createRoute({
   method: "delete",
@@ -83,29 +104,8 @@ const unpublish = createRoute({
   request: { params: IdParam },
   responses: { 204: noContent, ...errorResponses },
 });
-
-export const artifactLifecycleRoutes = createRouter()
-  .openapi(archive, async (c) => {
-    const artifact = await artifactFor(c, c.req.valid("param").id, "artifacts:write");
-    return c.json(artifactJson(c, await setArtifactStatus(c.get("db"), artifact, "archived")), 200);
-  })
-  .openapi(restore, async (c) => {
-    const artifact = await artifactFor(c, c.req.valid("param").id, "artifacts:write");
-    return c.json(artifactJson(c, await setArtifactStatus(c.get("db"), artifact, "active")), 200);
-  })
-  .openapi(revisions, async (c) => {
-    const q = c.req.valid("query");
-    const artifact = await activeArtifactFor(c, c.req.valid("param").id, "artifacts:read");
-    const { revisions, total } = await listRevisions(c.get("db"), artifact.id, q);
-    return c.json({ revisions, total, limit: q.limit, offset: q.offset }, 200);
-  })
-  .openapi(publish, async (c) => {
-    const artifact = await artifactFor(c, c.req.valid("param").id, "artifacts:publish");
-    const published = await publishArtifact(c.get("db"), artifact, c.req.valid("json").visibility);
-    return c.json(artifactJson(c, published), 200);
-  })
-  .openapi(unpublish, async (c) => {
-    const artifact = await artifactFor(c, c.req.valid("param").id, "artifacts:publish");
-    await unpublishArtifact(c.get("db"), artifact);
-    return c.body(null, 204);
-  });
+artifactLifecycleRoutes.openapi(unpublish, async (c) => {
+  const artifact = await artifactFor(c, c.req.valid("param").id, "artifacts:publish");
+  await unpublishArtifact(c.get("db"), artifact);
+  return c.body(null, 204);
+});

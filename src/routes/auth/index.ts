@@ -11,6 +11,10 @@ import { LoginBody, MeSchema, SignupBody, UserSchema } from "./schemas";
 
 const UserEnvelope = z.object({ user: UserSchema });
 
+const client = (req: Request) => ({ ip: clientAddress(req), userAgent: req.headers.get("User-Agent") });
+
+export const authRoutes = createRouter();
+
 const signup = createRoute({
   method: "post",
   path: "/auth/signup",
@@ -21,6 +25,11 @@ const signup = createRoute({
   description: "Creates a user and sets the `kb_session` cookie. Signups are throttled per client address.",
   request: { body: jsonBody(SignupBody) },
   responses: { 201: jsonContent(UserEnvelope, "The new user; the session cookie is set"), ...errorResponses },
+});
+authRoutes.openapi(signup, async (c) => {
+  const { user, token } = await signUp(c.get("db"), config(c.env), c.req.valid("json"), client(c.req.raw));
+  setSessionCookie(c, token);
+  return c.json({ user }, 201);
 });
 
 const login = createRoute({
@@ -34,6 +43,11 @@ const login = createRoute({
   request: { body: jsonBody(LoginBody) },
   responses: { 200: jsonContent(UserEnvelope, "Signed in; the session cookie is set"), ...errorResponses },
 });
+authRoutes.openapi(login, async (c) => {
+  const { user, token } = await logIn(c.get("db"), config(c.env), c.req.valid("json"), client(c.req.raw));
+  setSessionCookie(c, token);
+  return c.json({ user }, 200);
+});
 
 const logout = createRoute({
   method: "post",
@@ -44,6 +58,12 @@ const logout = createRoute({
   summary: "Sign out (revokes the session server-side)",
   security: userOnly,
   responses: { 204: noContent, ...errorResponses },
+});
+authRoutes.openapi(logout, async (c) => {
+  const caller = requireUser(c);
+  await revokeSession(c.get("db"), caller.sessionId);
+  clearSessionCookie(c);
+  return c.body(null, 204);
 });
 
 const me = createRoute({
@@ -56,24 +76,4 @@ const me = createRoute({
   security: userOrKey,
   responses: { 200: jsonContent(MeSchema, "The caller"), ...errorResponses },
 });
-
-const client = (req: Request) => ({ ip: clientAddress(req), userAgent: req.headers.get("User-Agent") });
-
-export const authRoutes = createRouter()
-  .openapi(signup, async (c) => {
-    const { user, token } = await signUp(c.get("db"), config(c.env), c.req.valid("json"), client(c.req.raw));
-    setSessionCookie(c, token);
-    return c.json({ user }, 201);
-  })
-  .openapi(login, async (c) => {
-    const { user, token } = await logIn(c.get("db"), config(c.env), c.req.valid("json"), client(c.req.raw));
-    setSessionCookie(c, token);
-    return c.json({ user }, 200);
-  })
-  .openapi(logout, async (c) => {
-    const caller = requireUser(c);
-    await revokeSession(c.get("db"), caller.sessionId);
-    clearSessionCookie(c);
-    return c.body(null, 204);
-  })
-  .openapi(me, async (c) => c.json(await describeCaller(c.get("db"), c.get("caller")), 200));
+authRoutes.openapi(me, async (c) => c.json(await describeCaller(c.get("db"), c.get("caller")), 200));

@@ -44,6 +44,8 @@ const OrgIdParam = z.object({ orgId: z.string().min(1).max(128).openapi({ param:
 
 const tags = ["Billing"];
 
+export const creditRoutes = createRouter();
+
 const getTenantCredits = createRoute({
   method: "get",
   path: "/billing/tenants/{tenantId}/credits",
@@ -54,6 +56,10 @@ const getTenantCredits = createRoute({
   security: userOrKey,
   request: { params: TenantIdParam },
   responses: { 200: jsonContent(TenantCreditsSchema, "The balance"), ...errorResponses },
+});
+creditRoutes.openapi(getTenantCredits, async (c) => {
+  const tenant = await tenantFor(c, c.req.valid("param").tenantId, "tenant_billing:read");
+  return c.json(tenantCredits(tenant), 200);
 });
 
 const allocate = createRoute({
@@ -68,6 +74,11 @@ const allocate = createRoute({
   request: { params: TenantIdParam, body: jsonBody(AmountBody) },
   responses: { 200: jsonContent(TenantCreditsSchema, "The tenant's new balance"), ...errorResponses },
 });
+creditRoutes.openapi(allocate, async (c) => {
+  const tenant = await tenantFor(c, c.req.valid("param").tenantId, "billing:write");
+  const updated = await allocateToTenant(c.get("db"), tenant, toMicro(c.req.valid("json").amount));
+  return c.json(tenantCredits(updated), 200);
+});
 
 const addOrgCredits = createRoute({
   method: "post",
@@ -79,6 +90,11 @@ const addOrgCredits = createRoute({
   security: userOnly,
   request: { params: OrgIdParam, body: jsonBody(AmountBody) },
   responses: { 200: jsonContent(OrganizationBillingSchema, "The organization's billing record"), ...errorResponses },
+});
+creditRoutes.openapi(addOrgCredits, async (c) => {
+  const { organization } = await organizationFor(c, c.req.valid("param").orgId, "billing:write");
+  const updated = await addOrganizationCredits(c.get("db"), organization.id, toMicro(c.req.valid("json").amount));
+  return c.json(await organizationBilling(c.get("db"), updated), 200);
 });
 
 const getOrgBilling = createRoute({
@@ -92,23 +108,7 @@ const getOrgBilling = createRoute({
   request: { params: OrgIdParam },
   responses: { 200: jsonContent(OrganizationBillingSchema, "The billing record"), ...errorResponses },
 });
-
-export const creditRoutes = createRouter()
-  .openapi(getTenantCredits, async (c) => {
-    const tenant = await tenantFor(c, c.req.valid("param").tenantId, "tenant_billing:read");
-    return c.json(tenantCredits(tenant), 200);
-  })
-  .openapi(allocate, async (c) => {
-    const tenant = await tenantFor(c, c.req.valid("param").tenantId, "billing:write");
-    const updated = await allocateToTenant(c.get("db"), tenant, toMicro(c.req.valid("json").amount));
-    return c.json(tenantCredits(updated), 200);
-  })
-  .openapi(addOrgCredits, async (c) => {
-    const { organization } = await organizationFor(c, c.req.valid("param").orgId, "billing:write");
-    const updated = await addOrganizationCredits(c.get("db"), organization.id, toMicro(c.req.valid("json").amount));
-    return c.json(await organizationBilling(c.get("db"), updated), 200);
-  })
-  .openapi(getOrgBilling, async (c) => {
-    const { organization } = await organizationFor(c, c.req.valid("param").orgId, "billing:read");
-    return c.json(await organizationBilling(c.get("db"), organization), 200);
-  });
+creditRoutes.openapi(getOrgBilling, async (c) => {
+  const { organization } = await organizationFor(c, c.req.valid("param").orgId, "billing:read");
+  return c.json(await organizationBilling(c.get("db"), organization), 200);
+});

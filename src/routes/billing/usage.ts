@@ -74,6 +74,8 @@ function filterOf(q: z.infer<typeof FilterQuery>): UsageFilter {
 
 const tags = ["Billing"];
 
+export const usageRoutes = createRouter();
+
 const tenantSummary = createRoute({
   method: "get",
   path: "/billing/tenants/{tenantId}/usage/summary",
@@ -85,6 +87,10 @@ const tenantSummary = createRoute({
   security: userOrKey,
   request: { params: TenantIdParam, query: FilterQuery },
   responses: { 200: jsonContent(UsageSummarySchema, "Totals"), ...errorResponses },
+});
+usageRoutes.openapi(tenantSummary, async (c) => {
+  const tenant = await tenantFor(c, c.req.valid("param").tenantId, "tenant_billing:read");
+  return c.json(await usageSummary(c.get("db"), { ...filterOf(c.req.valid("query")), tenantId: tenant.id }), 200);
 });
 
 const tenantLogs = createRoute({
@@ -98,6 +104,12 @@ const tenantLogs = createRoute({
   request: { params: TenantIdParam, query: LogsQuery },
   responses: { 200: jsonContent(LogsPage, "Usage records"), ...errorResponses },
 });
+usageRoutes.openapi(tenantLogs, async (c) => {
+  const q = c.req.valid("query");
+  const tenant = await tenantFor(c, c.req.valid("param").tenantId, "tenant_billing:read");
+  const page = await usageLogsPage(c.get("db"), { ...filterOf(q), tenantId: tenant.id }, q);
+  return c.json({ ...page, limit: q.limit, offset: q.offset }, 200);
+});
 
 const orgSummary = createRoute({
   method: "get",
@@ -109,6 +121,11 @@ const orgSummary = createRoute({
   security: userOnly,
   request: { params: OrgIdParam, query: FilterQuery },
   responses: { 200: jsonContent(UsageSummarySchema, "Totals"), ...errorResponses },
+});
+usageRoutes.openapi(orgSummary, async (c) => {
+  const { orgId } = c.req.valid("param");
+  await authorize(c, "billing:read", { organizationId: orgId }, { what: "Organization" });
+  return c.json(await usageSummary(c.get("db"), { ...filterOf(c.req.valid("query")), organizationId: orgId }), 200);
 });
 
 const orgLogs = createRoute({
@@ -122,27 +139,10 @@ const orgLogs = createRoute({
   request: { params: OrgIdParam, query: LogsQuery.extend({ tenant_id: z.string().min(1).max(128).optional() }) },
   responses: { 200: jsonContent(LogsPage, "Usage records"), ...errorResponses },
 });
-
-export const usageRoutes = createRouter()
-  .openapi(tenantSummary, async (c) => {
-    const tenant = await tenantFor(c, c.req.valid("param").tenantId, "tenant_billing:read");
-    return c.json(await usageSummary(c.get("db"), { ...filterOf(c.req.valid("query")), tenantId: tenant.id }), 200);
-  })
-  .openapi(tenantLogs, async (c) => {
-    const q = c.req.valid("query");
-    const tenant = await tenantFor(c, c.req.valid("param").tenantId, "tenant_billing:read");
-    const page = await usageLogsPage(c.get("db"), { ...filterOf(q), tenantId: tenant.id }, q);
-    return c.json({ ...page, limit: q.limit, offset: q.offset }, 200);
-  })
-  .openapi(orgSummary, async (c) => {
-    const { orgId } = c.req.valid("param");
-    await authorize(c, "billing:read", { organizationId: orgId }, { what: "Organization" });
-    return c.json(await usageSummary(c.get("db"), { ...filterOf(c.req.valid("query")), organizationId: orgId }), 200);
-  })
-  .openapi(orgLogs, async (c) => {
-    const { orgId } = c.req.valid("param");
-    const q = c.req.valid("query");
-    await authorize(c, "billing:read", { organizationId: orgId }, { what: "Organization" });
-    const page = await usageLogsPage(c.get("db"), { ...filterOf(q), organizationId: orgId, tenantId: q.tenant_id }, q);
-    return c.json({ ...page, limit: q.limit, offset: q.offset }, 200);
-  });
+usageRoutes.openapi(orgLogs, async (c) => {
+  const { orgId } = c.req.valid("param");
+  const q = c.req.valid("query");
+  await authorize(c, "billing:read", { organizationId: orgId }, { what: "Organization" });
+  const page = await usageLogsPage(c.get("db"), { ...filterOf(q), organizationId: orgId, tenantId: q.tenant_id }, q);
+  return c.json({ ...page, limit: q.limit, offset: q.offset }, 200);
+});

@@ -23,6 +23,8 @@ const ModelSchema = z
   })
   .openapi("Model");
 
+export const chatCrudRoutes = createRouter();
+
 const models = createRoute({
   method: "get",
   path: "/chats/models",
@@ -33,6 +35,7 @@ const models = createRoute({
   security: userOrKey,
   responses: { 200: jsonContent(z.object({ models: z.array(ModelSchema) }), "Models"), ...errorResponses },
 });
+chatCrudRoutes.openapi(models, async (c) => c.json({ models: listModels(c.env).map(({ upstream_model: _u, ...m }) => m) }, 200));
 
 const list = createRoute({
   method: "get",
@@ -63,6 +66,11 @@ const list = createRoute({
     ...errorResponses,
   },
 });
+chatCrudRoutes.openapi(list, async (c) => {
+  const q = c.req.valid("query");
+  const { rows, total } = await listChatsFor(c, q);
+  return c.json({ chats: rows.map(publicChat), total, limit: q.limit, offset: q.offset }, 200);
+});
 
 const getMessages = createRoute({
   method: "get",
@@ -87,6 +95,12 @@ const getMessages = createRoute({
     ...errorResponses,
   },
 });
+chatCrudRoutes.openapi(getMessages, async (c) => {
+  const q = c.req.valid("query");
+  const chat = await chatFor(c, c.req.valid("param").id, q.external_subject_id);
+  const { rows, total } = await listMessages(c.get("db"), chat.id, q);
+  return c.json({ chat: publicChat(chat), messages: rows.map(publicMessage), total, limit: q.limit, offset: q.offset }, 200);
+});
 
 const patch = createRoute({
   method: "patch",
@@ -98,6 +112,11 @@ const patch = createRoute({
   security: userOrKey,
   request: { params: ChatIdParam, query: SubjectQuery, body: jsonBody(z.object({ title: z.string().max(10_000) })) },
   responses: { 200: jsonContent(ChatSchema, "The chat"), ...errorResponses },
+});
+chatCrudRoutes.openapi(patch, async (c) => {
+  const chat = await chatFor(c, c.req.valid("param").id, c.req.valid("query").external_subject_id);
+  const updated = await updateChat(c.get("db"), chat.id, { title: truncateTitle(c.req.valid("json").title) });
+  return c.json(publicChat(updated), 200);
 });
 
 const access = createRoute({
@@ -122,6 +141,10 @@ const access = createRoute({
     ...errorResponses,
   },
 });
+chatCrudRoutes.openapi(access, async (c) => {
+  const chat = await chatFor(c, c.req.valid("param").id, c.req.valid("query").external_subject_id);
+  return c.json(await setChatAccess(c, chat, c.req.valid("json").access_level), 200);
+});
 
 const remove = createRoute({
   method: "delete",
@@ -133,6 +156,11 @@ const remove = createRoute({
   security: userOrKey,
   request: { params: ChatIdParam, query: SubjectQuery },
   responses: { 204: noContent, ...errorResponses },
+});
+chatCrudRoutes.openapi(remove, async (c) => {
+  const chat = await chatFor(c, c.req.valid("param").id, c.req.valid("query").external_subject_id);
+  await removeChat(c, chat);
+  return c.body(null, 204);
 });
 
 const removeMessage = createRoute({
@@ -146,6 +174,12 @@ const removeMessage = createRoute({
   request: { params: MessageParams, query: SubjectQuery },
   responses: { 204: noContent, ...errorResponses },
 });
+chatCrudRoutes.openapi(removeMessage, async (c) => {
+  const { id, messageId } = c.req.valid("param");
+  const chat = await chatFor(c, id, c.req.valid("query").external_subject_id);
+  if (!(await deleteMessage(c.get("db"), chat.id, messageId))) throw notFound("Message");
+  return c.body(null, 204);
+});
 
 const todo = createRoute({
   method: "get",
@@ -158,6 +192,10 @@ const todo = createRoute({
   request: { params: ChatIdParam, query: SubjectQuery },
   responses: { 200: jsonContent(TodoSchema, "The todo list"), ...errorResponses },
 });
+chatCrudRoutes.openapi(todo, async (c) => {
+  const chat = await chatFor(c, c.req.valid("param").id, c.req.valid("query").external_subject_id);
+  return c.json({ todo: chat.todo ?? null }, 200);
+});
 
 const stop = createRoute({
   method: "post",
@@ -169,6 +207,10 @@ const stop = createRoute({
   security: userOrKey,
   request: { params: ChatIdParam, query: SubjectQuery },
   responses: { 200: jsonContent(z.object({ stopped: z.boolean() }), "Whether a stream was aborted"), ...errorResponses },
+});
+chatCrudRoutes.openapi(stop, async (c) => {
+  const chat = await chatFor(c, c.req.valid("param").id, c.req.valid("query").external_subject_id);
+  return c.json({ stopped: await stopTurn(c.env, chat.id) }, 200);
 });
 
 const terminate = createRoute({
@@ -189,50 +231,8 @@ const terminate = createRoute({
   },
   responses: { 200: jsonContent(ChatSchema, "The terminated chat"), ...errorResponses },
 });
-
-export const chatCrudRoutes = createRouter()
-  .openapi(models, async (c) => c.json({ models: listModels(c.env).map(({ upstream_model: _u, ...m }) => m) }, 200))
-  .openapi(list, async (c) => {
-    const q = c.req.valid("query");
-    const { rows, total } = await listChatsFor(c, q);
-    return c.json({ chats: rows.map(publicChat), total, limit: q.limit, offset: q.offset }, 200);
-  })
-  .openapi(getMessages, async (c) => {
-    const q = c.req.valid("query");
-    const chat = await chatFor(c, c.req.valid("param").id, q.external_subject_id);
-    const { rows, total } = await listMessages(c.get("db"), chat.id, q);
-    return c.json({ chat: publicChat(chat), messages: rows.map(publicMessage), total, limit: q.limit, offset: q.offset }, 200);
-  })
-  .openapi(patch, async (c) => {
-    const chat = await chatFor(c, c.req.valid("param").id, c.req.valid("query").external_subject_id);
-    const updated = await updateChat(c.get("db"), chat.id, { title: truncateTitle(c.req.valid("json").title) });
-    return c.json(publicChat(updated), 200);
-  })
-  .openapi(access, async (c) => {
-    const chat = await chatFor(c, c.req.valid("param").id, c.req.valid("query").external_subject_id);
-    return c.json(await setChatAccess(c, chat, c.req.valid("json").access_level), 200);
-  })
-  .openapi(remove, async (c) => {
-    const chat = await chatFor(c, c.req.valid("param").id, c.req.valid("query").external_subject_id);
-    await removeChat(c, chat);
-    return c.body(null, 204);
-  })
-  .openapi(removeMessage, async (c) => {
-    const { id, messageId } = c.req.valid("param");
-    const chat = await chatFor(c, id, c.req.valid("query").external_subject_id);
-    if (!(await deleteMessage(c.get("db"), chat.id, messageId))) throw notFound("Message");
-    return c.body(null, 204);
-  })
-  .openapi(todo, async (c) => {
-    const chat = await chatFor(c, c.req.valid("param").id, c.req.valid("query").external_subject_id);
-    return c.json({ todo: chat.todo ?? null }, 200);
-  })
-  .openapi(stop, async (c) => {
-    const chat = await chatFor(c, c.req.valid("param").id, c.req.valid("query").external_subject_id);
-    return c.json({ stopped: await stopTurn(c.env, chat.id) }, 200);
-  })
-  .openapi(terminate, async (c) => {
-    const chat = await chatFor(c, c.req.valid("param").id, c.req.valid("query").external_subject_id);
-    const body = (c.req.valid("json") ?? {}) as { termination_reason?: string };
-    return c.json(publicChat(await endChat(c, chat, body.termination_reason ?? null)), 200);
-  });
+chatCrudRoutes.openapi(terminate, async (c) => {
+  const chat = await chatFor(c, c.req.valid("param").id, c.req.valid("query").external_subject_id);
+  const body = (c.req.valid("json") ?? {}) as { termination_reason?: string };
+  return c.json(publicChat(await endChat(c, chat, body.termination_reason ?? null)), 200);
+});

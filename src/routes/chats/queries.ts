@@ -46,6 +46,22 @@ const RawQueryResponse = z
   })
   .openapi("RawQueryResult");
 
+const rawRoute = (path: string, operationId: string, summary: string) =>
+  createRoute({
+    method: "post",
+    path,
+    tags,
+    operationId,
+    ...routePermission("query:rag"),
+    summary,
+    description: "Retrieval only, no answer generation: the best chunks grouped by document, best first.",
+    security: userOrKey,
+    request: { body: jsonBody(RawQueryBody) },
+    responses: { 200: jsonContent(RawQueryResponse, "Grouped chunks"), ...errorResponses },
+  });
+
+export const chatQueryRoutes = createRouter();
+
 const fastQuery = createRoute({
   method: "post",
   path: "/chats/fast-query",
@@ -65,23 +81,13 @@ const fastQuery = createRoute({
     ...errorResponses,
   },
 });
-
-const rawRoute = (path: string, operationId: string, summary: string) =>
-  createRoute({
-    method: "post",
-    path,
-    tags,
-    operationId,
-    ...routePermission("query:rag"),
-    summary,
-    description: "Retrieval only, no answer generation: the best chunks grouped by document, best first.",
-    security: userOrKey,
-    request: { body: jsonBody(RawQueryBody) },
-    responses: { 200: jsonContent(RawQueryResponse, "Grouped chunks"), ...errorResponses },
-  });
+chatQueryRoutes.openapi(fastQuery, async (c) => c.json(await runFastQuery(c, c.req.valid("json")), 200));
 
 const fastRaw = rawRoute("/chats/fast-raw-query", "fastRawQuery", "Grouped retrieval chunks, no answer generation");
+chatQueryRoutes.openapi(fastRaw, async (c) => c.json(await rawQuery(c, c.req.valid("json")), 200));
+
 const raw = rawRoute("/chats/raw-query", "rawQuery", "Alias of fast-raw-query (prefer fast-raw-query)");
+chatQueryRoutes.openapi(raw, async (c) => c.json(await rawQuery(c, c.req.valid("json")), 200));
 
 const followUps = createRoute({
   method: "post",
@@ -98,6 +104,7 @@ const followUps = createRoute({
   },
   responses: { 200: jsonContent(z.object({ questions: z.array(z.string()) }), "Questions"), ...errorResponses },
 });
+chatQueryRoutes.openapi(followUps, async (c) => c.json({ questions: await suggestFollowUps(c, c.req.valid("json")) }, 200));
 
 const improve = createRoute({
   method: "post",
@@ -126,10 +133,4 @@ const improve = createRoute({
     ...errorResponses,
   },
 });
-
-export const chatQueryRoutes = createRouter()
-  .openapi(fastQuery, async (c) => c.json(await runFastQuery(c, c.req.valid("json")), 200))
-  .openapi(fastRaw, async (c) => c.json(await rawQuery(c, c.req.valid("json")), 200))
-  .openapi(raw, async (c) => c.json(await rawQuery(c, c.req.valid("json")), 200))
-  .openapi(followUps, async (c) => c.json({ questions: await suggestFollowUps(c, c.req.valid("json")) }, 200))
-  .openapi(improve, async (c) => c.json(await improveQuestion(c, c.req.valid("json")), 200));
+chatQueryRoutes.openapi(improve, async (c) => c.json(await improveQuestion(c, c.req.valid("json")), 200));

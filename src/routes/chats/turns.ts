@@ -8,6 +8,8 @@ import { ChatIdParam, ChatSchema, CreateChatBody, SendMessageBody, TurnResponseS
 
 const tags = ["Chats"];
 
+export const chatTurnRoutes = createRouter();
+
 const create = createRoute({
   method: "post",
   path: "/chats",
@@ -35,6 +37,7 @@ const create = createRoute({
     ...errorResponses,
   },
 });
+chatTurnRoutes.openapi(create, async (c) => c.json(await createChatWithFirstTurn(c, c.req.valid("json")), 201));
 
 const send = createRoute({
   method: "post",
@@ -50,6 +53,10 @@ const send = createRoute({
     ...extraErrors(402),
     ...errorResponses,
   },
+});
+chatTurnRoutes.openapi(send, async (c) => {
+  const outcome = await runTurnJson(c.env, await sendCommand(c, c.req.valid("param").id, c.req.valid("json")));
+  return c.json({ user_message: outcome.user_message, assistant_message: outcome.assistant_message, usage: outcome.usage }, 200);
 });
 
 const stream = createRoute({
@@ -71,16 +78,9 @@ const stream = createRoute({
     ...errorResponses,
   },
 });
-
-export const chatTurnRoutes = createRouter()
-  .openapi(create, async (c) => c.json(await createChatWithFirstTurn(c, c.req.valid("json")), 201))
-  .openapi(send, async (c) => {
-    const outcome = await runTurnJson(c.env, await sendCommand(c, c.req.valid("param").id, c.req.valid("json")));
-    return c.json({ user_message: outcome.user_message, assistant_message: outcome.assistant_message, usage: outcome.usage }, 200);
-  })
-  .openapi(stream, async (c) => {
-    const cmd = await sendCommand(c, c.req.valid("param").id, c.req.valid("json"));
-    // The Durable Object's SSE response is passed through as is, so a client
-    // disconnect reaches the DO (request.signal) and aborts generation.
-    return streamTurn(c.env, cmd) as unknown as ReturnType<typeof c.json>;
-  });
+chatTurnRoutes.openapi(stream, async (c) => {
+  const cmd = await sendCommand(c, c.req.valid("param").id, c.req.valid("json"));
+  // The Durable Object's SSE response is passed through as is, so a client
+  // disconnect reaches the DO (request.signal) and aborts generation.
+  return streamTurn(c.env, cmd) as unknown as ReturnType<typeof c.json>;
+});

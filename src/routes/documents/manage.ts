@@ -8,6 +8,8 @@ import { DocumentSchema } from "./schemas";
 
 const tags = ["Documents"];
 
+export const manageRoutes = createRouter();
+
 const remove = createRoute({
   method: "delete",
   path: "/documents/{id}",
@@ -19,6 +21,11 @@ const remove = createRoute({
   security: userOrKey,
   request: { params: IdParam },
   responses: { 204: noContent, ...errorResponses },
+});
+manageRoutes.openapi(remove, async (c) => {
+  const doc = await documentFor(c, c.req.valid("param").id, "documents:delete");
+  await deleteDocument(c.env, c.get("db"), doc, (p) => c.executionCtx.waitUntil(p));
+  return c.body(null, 204);
 });
 
 const reprocess = createRoute({
@@ -35,14 +42,7 @@ const reprocess = createRoute({
   request: { params: IdParam },
   responses: { 202: jsonContent(DocumentSchema, "The document, queued"), ...errorResponses },
 });
-
-export const manageRoutes = createRouter()
-  .openapi(remove, async (c) => {
-    const doc = await documentFor(c, c.req.valid("param").id, "documents:delete");
-    await deleteDocument(c.env, c.get("db"), doc, (p) => c.executionCtx.waitUntil(p));
-    return c.body(null, 204);
-  })
-  .openapi(reprocess, async (c) => {
-    const doc = await documentFor(c, c.req.valid("param").id, "documents:write");
-    return c.json(publicDocument(await reprocessDocument(c.env, c.get("db"), doc)), 202);
-  });
+manageRoutes.openapi(reprocess, async (c) => {
+  const doc = await documentFor(c, c.req.valid("param").id, "documents:write");
+  return c.json(publicDocument(await reprocessDocument(c.env, c.get("db"), doc)), 202);
+});

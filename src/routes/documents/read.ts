@@ -9,6 +9,10 @@ import { DocumentIdQuery, DocumentListSchema, DocumentSchema, DownloadSchema, Li
 
 const tags = ["Documents"];
 
+// /documents/status is registered before /documents/{id} so "status" is never taken for an id.
+
+export const readRoutes = createRouter();
+
 const status = createRoute({
   method: "get",
   path: "/documents/status",
@@ -19,6 +23,10 @@ const status = createRoute({
   security: userOrKey,
   request: { query: DocumentIdQuery },
   responses: { 200: jsonContent(DocumentSchema, "The document with its status and timestamps"), ...errorResponses },
+});
+readRoutes.openapi(status, async (c) => {
+  const doc = await documentFor(c, c.req.valid("query").document_id, "documents:read");
+  return c.json(publicDocument(doc), 200);
 });
 
 const list = createRoute({
@@ -32,6 +40,12 @@ const list = createRoute({
   request: { query: ListDocumentsQuery },
   responses: { 200: jsonContent(DocumentListSchema, "Documents"), ...errorResponses },
 });
+readRoutes.openapi(list, async (c) => {
+  const q = c.req.valid("query");
+  const kb = await knowledgeBaseFor(c, q.kb_id, "documents:read", { addressedBy: "param" });
+  const { rows, total } = await listDocuments(c.get("db"), kb.id, { limit: q.limit, offset: q.offset, status: q.status });
+  return c.json({ documents: rows.map(publicDocument), total, limit: q.limit, offset: q.offset }, 200);
+});
 
 const get = createRoute({
   method: "get",
@@ -43,6 +57,10 @@ const get = createRoute({
   security: userOrKey,
   request: { params: IdParam },
   responses: { 200: jsonContent(DocumentSchema, "The document"), ...errorResponses },
+});
+readRoutes.openapi(get, async (c) => {
+  const doc = await documentFor(c, c.req.valid("param").id, "documents:read");
+  return c.json(publicDocument(doc), 200);
 });
 
 const download = createRoute({
@@ -56,24 +74,7 @@ const download = createRoute({
   request: { params: IdParam },
   responses: { 200: jsonContent(DownloadSchema, "The download URL"), ...errorResponses },
 });
-
-// /documents/status is registered before /documents/{id} so "status" is never taken for an id.
-export const readRoutes = createRouter()
-  .openapi(status, async (c) => {
-    const doc = await documentFor(c, c.req.valid("query").document_id, "documents:read");
-    return c.json(publicDocument(doc), 200);
-  })
-  .openapi(list, async (c) => {
-    const q = c.req.valid("query");
-    const kb = await knowledgeBaseFor(c, q.kb_id, "documents:read", { addressedBy: "param" });
-    const { rows, total } = await listDocuments(c.get("db"), kb.id, { limit: q.limit, offset: q.offset, status: q.status });
-    return c.json({ documents: rows.map(publicDocument), total, limit: q.limit, offset: q.offset }, 200);
-  })
-  .openapi(get, async (c) => {
-    const doc = await documentFor(c, c.req.valid("param").id, "documents:read");
-    return c.json(publicDocument(doc), 200);
-  })
-  .openapi(download, async (c) => {
-    const doc = await documentFor(c, c.req.valid("param").id, "documents:read");
-    return c.json(await downloadUrlFor(c.env, doc), 200);
-  });
+readRoutes.openapi(download, async (c) => {
+  const doc = await documentFor(c, c.req.valid("param").id, "documents:read");
+  return c.json(await downloadUrlFor(c.env, doc), 200);
+});

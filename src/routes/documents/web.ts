@@ -12,6 +12,8 @@ import { DocumentSchema, SiteUrlsSchema, UploadSiteBody, UploadUrlBody } from ".
 const tags = ["Documents"];
 const fetchErrors = extraErrors(413, 415, 422);
 
+export const webRoutes = createRouter();
+
 const uploadUrl = createRoute({
   method: "post",
   path: "/documents/upload-url",
@@ -27,6 +29,12 @@ const uploadUrl = createRoute({
   request: { body: jsonBody(UploadUrlBody) },
   responses: { 201: jsonContent(DocumentSchema, "The document, queued"), ...errorResponses, ...fetchErrors },
 });
+webRoutes.openapi(uploadUrl, async (c) => {
+  const body = c.req.valid("json");
+  const kb = await knowledgeBaseFor(c, body.kb_id, "documents:write", { addressedBy: "param", tenantId: body.tenant_id });
+  const doc = await ingestUrl(c.env, c.get("db"), kb, body.url, callerId(c.get("caller")));
+  return c.json(publicDocument(doc), 201);
+});
 
 const uploadSite = createRoute({
   method: "post",
@@ -40,17 +48,9 @@ const uploadSite = createRoute({
   request: { body: jsonBody(UploadSiteBody) },
   responses: { 200: jsonContent(SiteUrlsSchema, "Discovered URLs"), ...errorResponses, ...fetchErrors },
 });
-
-export const webRoutes = createRouter()
-  .openapi(uploadUrl, async (c) => {
-    const body = c.req.valid("json");
-    const kb = await knowledgeBaseFor(c, body.kb_id, "documents:write", { addressedBy: "param", tenantId: body.tenant_id });
-    const doc = await ingestUrl(c.env, c.get("db"), kb, body.url, callerId(c.get("caller")));
-    return c.json(publicDocument(doc), 201);
-  })
-  .openapi(uploadSite, async (c) => {
-    const body = c.req.valid("json");
-    // The knowledge base is named for access validation: the caller must be able to add documents to it.
-    await knowledgeBaseFor(c, body.kb_id, "documents:write", { addressedBy: "param", tenantId: body.tenant_id });
-    return c.json({ urls: await discoverSite(c.env, body.url, body.include_subdomains) }, 200);
-  });
+webRoutes.openapi(uploadSite, async (c) => {
+  const body = c.req.valid("json");
+  // The knowledge base is named for access validation: the caller must be able to add documents to it.
+  await knowledgeBaseFor(c, body.kb_id, "documents:write", { addressedBy: "param", tenantId: body.tenant_id });
+  return c.json({ urls: await discoverSite(c.env, body.url, body.include_subdomains) }, 200);
+});

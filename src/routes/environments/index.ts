@@ -62,6 +62,8 @@ const CreateApiKeyBody = z.object({
 const envTags = ["Environments"];
 const keyTags = ["API keys"];
 
+export const environmentRoutes = createRouter();
+
 const listEnvs = createRoute({
   method: "get",
   path: "/organizations/{id}/environments",
@@ -72,6 +74,11 @@ const listEnvs = createRoute({
   security: userOnly,
   request: { params: IdParam },
   responses: { 200: jsonContent(z.object({ environments: z.array(EnvironmentSchema) }), "Environments"), ...errorResponses },
+});
+environmentRoutes.openapi(listEnvs, async (c) => {
+  const { organization } = await organizationFor(c, c.req.valid("param").id, "environments:read");
+  const rows = await listEnvironments(c.get("db"), organization.id);
+  return c.json({ environments: rows.map(publicEnvironment) }, 200);
 });
 
 const createEnv = createRoute({
@@ -85,6 +92,11 @@ const createEnv = createRoute({
   request: { params: IdParam, body: jsonBody(EnvironmentBody) },
   responses: { 201: jsonContent(EnvironmentSchema, "The environment"), ...errorResponses },
 });
+environmentRoutes.openapi(createEnv, async (c) => {
+  const { organization } = await organizationFor(c, c.req.valid("param").id, "environments:write");
+  const env = await createEnvironment(c.get("db"), organization.id, c.req.valid("json").name);
+  return c.json(publicEnvironment(env), 201);
+});
 
 const getEnv = createRoute({
   method: "get",
@@ -96,6 +108,10 @@ const getEnv = createRoute({
   security: userOnly,
   request: { params: IdParam },
   responses: { 200: jsonContent(EnvironmentSchema, "The environment"), ...errorResponses },
+});
+environmentRoutes.openapi(getEnv, async (c) => {
+  const env = await environmentFor(c, c.req.valid("param").id, "environments:read");
+  return c.json(publicEnvironment(env), 200);
 });
 
 const patchEnv = createRoute({
@@ -109,6 +125,11 @@ const patchEnv = createRoute({
   request: { params: IdParam, body: jsonBody(EnvironmentBody) },
   responses: { 200: jsonContent(EnvironmentSchema, "The environment"), ...errorResponses },
 });
+environmentRoutes.openapi(patchEnv, async (c) => {
+  const env = await environmentFor(c, c.req.valid("param").id, "environments:write");
+  const updated = await renameEnvironment(c.get("db"), env.id, c.req.valid("json").name);
+  return c.json(publicEnvironment(updated), 200);
+});
 
 const deleteEnv = createRoute({
   method: "delete",
@@ -120,6 +141,11 @@ const deleteEnv = createRoute({
   security: userOnly,
   request: { params: IdParam },
   responses: { 204: noContent, ...errorResponses },
+});
+environmentRoutes.openapi(deleteEnv, async (c) => {
+  const env = await environmentFor(c, c.req.valid("param").id, "environments:delete");
+  await deleteEnvironment(c.get("db"), env.id);
+  return c.body(null, 204);
 });
 
 const createKey = createRoute({
@@ -136,6 +162,12 @@ const createKey = createRoute({
   request: { params: IdParam, body: jsonBody(CreateApiKeyBody) },
   responses: { 201: jsonContent(CreatedApiKeySchema, "The key, with its secret"), ...errorResponses },
 });
+environmentRoutes.openapi(createKey, async (c) => {
+  const user = requireUser(c);
+  const env = await environmentFor(c, c.req.valid("param").id, "api_keys:manage");
+  const { key, record } = await createApiKey(c.get("db"), env, c.req.valid("json"), user.user.id);
+  return c.json({ ...publicApiKey(record), key }, 201);
+});
 
 const listKeys = createRoute({
   method: "get",
@@ -147,6 +179,11 @@ const listKeys = createRoute({
   security: userOnly,
   request: { params: IdParam },
   responses: { 200: jsonContent(z.object({ api_keys: z.array(ApiKeySchema) }), "Keys"), ...errorResponses },
+});
+environmentRoutes.openapi(listKeys, async (c) => {
+  const env = await environmentFor(c, c.req.valid("param").id, "api_keys:read");
+  const keys = await listApiKeys(c.get("db"), env.id);
+  return c.json({ api_keys: keys.map(publicApiKey) }, 200);
 });
 
 const deleteKey = createRoute({
@@ -160,45 +197,8 @@ const deleteKey = createRoute({
   request: { params: IdParam },
   responses: { 204: noContent, ...errorResponses },
 });
-
-export const environmentRoutes = createRouter()
-  .openapi(listEnvs, async (c) => {
-    const { organization } = await organizationFor(c, c.req.valid("param").id, "environments:read");
-    const rows = await listEnvironments(c.get("db"), organization.id);
-    return c.json({ environments: rows.map(publicEnvironment) }, 200);
-  })
-  .openapi(createEnv, async (c) => {
-    const { organization } = await organizationFor(c, c.req.valid("param").id, "environments:write");
-    const env = await createEnvironment(c.get("db"), organization.id, c.req.valid("json").name);
-    return c.json(publicEnvironment(env), 201);
-  })
-  .openapi(getEnv, async (c) => {
-    const env = await environmentFor(c, c.req.valid("param").id, "environments:read");
-    return c.json(publicEnvironment(env), 200);
-  })
-  .openapi(patchEnv, async (c) => {
-    const env = await environmentFor(c, c.req.valid("param").id, "environments:write");
-    const updated = await renameEnvironment(c.get("db"), env.id, c.req.valid("json").name);
-    return c.json(publicEnvironment(updated), 200);
-  })
-  .openapi(deleteEnv, async (c) => {
-    const env = await environmentFor(c, c.req.valid("param").id, "environments:delete");
-    await deleteEnvironment(c.get("db"), env.id);
-    return c.body(null, 204);
-  })
-  .openapi(createKey, async (c) => {
-    const user = requireUser(c);
-    const env = await environmentFor(c, c.req.valid("param").id, "api_keys:manage");
-    const { key, record } = await createApiKey(c.get("db"), env, c.req.valid("json"), user.user.id);
-    return c.json({ ...publicApiKey(record), key }, 201);
-  })
-  .openapi(listKeys, async (c) => {
-    const env = await environmentFor(c, c.req.valid("param").id, "api_keys:read");
-    const keys = await listApiKeys(c.get("db"), env.id);
-    return c.json({ api_keys: keys.map(publicApiKey) }, 200);
-  })
-  .openapi(deleteKey, async (c) => {
-    const key = await apiKeyFor(c, c.req.valid("param").id, "api_keys:manage");
-    await revokeApiKey(c.get("db"), key.id);
-    return c.body(null, 204);
-  });
+environmentRoutes.openapi(deleteKey, async (c) => {
+  const key = await apiKeyFor(c, c.req.valid("param").id, "api_keys:manage");
+  await revokeApiKey(c.get("db"), key.id);
+  return c.body(null, 204);
+});

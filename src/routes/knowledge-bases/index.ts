@@ -16,6 +16,8 @@ import { CreateKnowledgeBaseBody, KnowledgeBaseSchema, PromptSchema, UpdateKnowl
 
 const tags = ["Knowledge bases"];
 
+export const knowledgeBaseRoutes = createRouter();
+
 const list = createRoute({
   method: "get",
   path: "/knowledge-bases",
@@ -33,6 +35,11 @@ const list = createRoute({
     ...errorResponses,
   },
 });
+knowledgeBaseRoutes.openapi(list, async (c) => {
+  const q = c.req.valid("query");
+  const { rows, total } = await listKnowledgeBasesFor(c, q.tenant_id, q);
+  return c.json({ knowledge_bases: rows.map(publicKnowledgeBase), total, limit: q.limit, offset: q.offset }, 200);
+});
 
 const get = createRoute({
   method: "get",
@@ -44,6 +51,10 @@ const get = createRoute({
   security: userOrKey,
   request: { params: IdParam },
   responses: { 200: jsonContent(KnowledgeBaseSchema, "The knowledge base"), ...errorResponses },
+});
+knowledgeBaseRoutes.openapi(get, async (c) => {
+  const kb = await knowledgeBaseFor(c, c.req.valid("param").id, "documents:read");
+  return c.json(publicKnowledgeBase(kb), 200);
 });
 
 const getPrompt = createRoute({
@@ -57,6 +68,10 @@ const getPrompt = createRoute({
   request: { params: IdParam },
   responses: { 200: jsonContent(PromptSchema, "Prompt fields"), ...errorResponses },
 });
+knowledgeBaseRoutes.openapi(getPrompt, async (c) => {
+  const kb = await knowledgeBaseFor(c, c.req.valid("param").id, "documents:read");
+  return c.json(promptOf(kb), 200);
+});
 
 const create = createRoute({
   method: "post",
@@ -68,6 +83,10 @@ const create = createRoute({
   security: userOrKey,
   request: { body: jsonBody(CreateKnowledgeBaseBody) },
   responses: { 201: jsonContent(KnowledgeBaseSchema, "The knowledge base"), ...errorResponses },
+});
+knowledgeBaseRoutes.openapi(create, async (c) => {
+  const kb = await createKnowledgeBaseFor(c, c.req.valid("json"));
+  return c.json(publicKnowledgeBase(kb), 201);
 });
 
 const update = createRoute({
@@ -81,6 +100,11 @@ const update = createRoute({
   request: { params: IdParam, body: jsonBody(UpdateKnowledgeBaseBody) },
   responses: { 200: jsonContent(KnowledgeBaseSchema, "The knowledge base"), ...errorResponses },
 });
+knowledgeBaseRoutes.openapi(update, async (c) => {
+  const kb = await knowledgeBaseFor(c, c.req.valid("param").id, "documents:write");
+  const updated = await updateKnowledgeBase(c.get("db"), kb.id, c.req.valid("json"));
+  return c.json(publicKnowledgeBase(updated), 200);
+});
 
 const remove = createRoute({
   method: "delete",
@@ -93,34 +117,10 @@ const remove = createRoute({
   request: { params: IdParam },
   responses: { 204: noContent, ...errorResponses },
 });
-
-export const knowledgeBaseRoutes = createRouter()
-  .openapi(list, async (c) => {
-    const q = c.req.valid("query");
-    const { rows, total } = await listKnowledgeBasesFor(c, q.tenant_id, q);
-    return c.json({ knowledge_bases: rows.map(publicKnowledgeBase), total, limit: q.limit, offset: q.offset }, 200);
-  })
-  .openapi(get, async (c) => {
-    const kb = await knowledgeBaseFor(c, c.req.valid("param").id, "documents:read");
-    return c.json(publicKnowledgeBase(kb), 200);
-  })
-  .openapi(getPrompt, async (c) => {
-    const kb = await knowledgeBaseFor(c, c.req.valid("param").id, "documents:read");
-    return c.json(promptOf(kb), 200);
-  })
-  .openapi(create, async (c) => {
-    const kb = await createKnowledgeBaseFor(c, c.req.valid("json"));
-    return c.json(publicKnowledgeBase(kb), 201);
-  })
-  .openapi(update, async (c) => {
-    const kb = await knowledgeBaseFor(c, c.req.valid("param").id, "documents:write");
-    const updated = await updateKnowledgeBase(c.get("db"), kb.id, c.req.valid("json"));
-    return c.json(publicKnowledgeBase(updated), 200);
-  })
-  .openapi(remove, async (c) => {
-    const db = c.get("db");
-    const kb = await knowledgeBaseFor(c, c.req.valid("param").id, "documents:delete");
-    await runCleanup("knowledge_base", { db, env: c.env, waitUntil: (p) => c.executionCtx.waitUntil(p) }, kb.id);
-    await deleteKnowledgeBase(db, kb.id);
-    return c.body(null, 204);
-  });
+knowledgeBaseRoutes.openapi(remove, async (c) => {
+  const db = c.get("db");
+  const kb = await knowledgeBaseFor(c, c.req.valid("param").id, "documents:delete");
+  await runCleanup("knowledge_base", { db, env: c.env, waitUntil: (p) => c.executionCtx.waitUntil(p) }, kb.id);
+  await deleteKnowledgeBase(db, kb.id);
+  return c.body(null, 204);
+});

@@ -30,6 +30,8 @@ import {
 
 const tags = ["Members"];
 
+export const memberRoutes = createRouter();
+
 const listMembersRoute = createRoute({
   method: "get",
   path: "/organizations/{id}/members",
@@ -40,6 +42,10 @@ const listMembersRoute = createRoute({
   security: userOnly,
   request: { params: OrgIdParam },
   responses: { 200: jsonContent(MembersSchema, "Members and pending invitations"), ...errorResponses },
+});
+memberRoutes.openapi(listMembersRoute, async (c) => {
+  const { organization } = await organizationFor(c, c.req.valid("param").id, "members:read");
+  return c.json(await listMembers(c.get("db"), organization.id), 200);
 });
 
 const invite = createRoute({
@@ -57,6 +63,12 @@ const invite = createRoute({
   request: { params: OrgIdParam, body: jsonBody(InviteBody) },
   responses: { 201: jsonContent(InvitationSchema, "The pending invitation"), ...errorResponses },
 });
+memberRoutes.openapi(invite, async (c) => {
+  const user = requireUser(c);
+  const { organization } = await organizationFor(c, c.req.valid("param").id, "members:manage");
+  const inv = await inviteAndNotify(c, organization, c.req.valid("json"), user.user);
+  return c.json(publicInvitation(inv), 201);
+});
 
 const setRole = createRoute({
   method: "post",
@@ -70,6 +82,15 @@ const setRole = createRoute({
   request: { params: OrgIdParam, body: jsonBody(RoleBody) },
   responses: { 200: jsonContent(MemberSchema, "The member with the new role"), ...errorResponses },
 });
+memberRoutes.openapi(setRole, async (c) => {
+  const caller = requireUser(c);
+  const { user_id, role } = c.req.valid("json");
+  const { organization } = await organizationFor(c, c.req.valid("param").id, "members:manage");
+  const db = c.get("db");
+  const member = await changeRole(db, organization.id, user_id, role);
+  forgetMemberships(caller);
+  return c.json(await memberView(db, member), 200);
+});
 
 const removeMemberRoute = createRoute({
   method: "delete",
@@ -81,6 +102,12 @@ const removeMemberRoute = createRoute({
   security: userOnly,
   request: { params: MemberParams },
   responses: { 204: noContent, ...errorResponses },
+});
+memberRoutes.openapi(removeMemberRoute, async (c) => {
+  const { id, member_id } = c.req.valid("param");
+  const { organization } = await organizationFor(c, id, "members:manage");
+  await removeMember(c.get("db"), organization.id, member_id);
+  return c.body(null, 204);
 });
 
 const revokeInvite = createRoute({
@@ -94,6 +121,12 @@ const revokeInvite = createRoute({
   request: { params: InviteParams },
   responses: { 204: noContent, ...errorResponses },
 });
+memberRoutes.openapi(revokeInvite, async (c) => {
+  const { id, invite_id } = c.req.valid("param");
+  const { organization } = await organizationFor(c, id, "members:manage");
+  await revokeInvitation(c.get("db"), organization.id, invite_id);
+  return c.body(null, 204);
+});
 
 const myInvitations = createRoute({
   method: "get",
@@ -104,6 +137,11 @@ const myInvitations = createRoute({
   summary: "Pending invitations addressed to the signed-in user's email",
   security: userOnly,
   responses: { 200: jsonContent(z.object({ invitations: z.array(InvitationSchema) }), "Invitations"), ...errorResponses },
+});
+memberRoutes.openapi(myInvitations, async (c) => {
+  const user = requireUser(c);
+  const rows = await listInvitationsForEmail(c.get("db"), user.user.email);
+  return c.json({ invitations: rows.map((r) => publicInvitation(r.invitation, r.organization)) }, 200);
 });
 
 const accept = createRoute({
@@ -124,47 +162,9 @@ const accept = createRoute({
     ...errorResponses,
   },
 });
-
-export const memberRoutes = createRouter()
-  .openapi(listMembersRoute, async (c) => {
-    const { organization } = await organizationFor(c, c.req.valid("param").id, "members:read");
-    return c.json(await listMembers(c.get("db"), organization.id), 200);
-  })
-  .openapi(invite, async (c) => {
-    const user = requireUser(c);
-    const { organization } = await organizationFor(c, c.req.valid("param").id, "members:manage");
-    const inv = await inviteAndNotify(c, organization, c.req.valid("json"), user.user);
-    return c.json(publicInvitation(inv), 201);
-  })
-  .openapi(setRole, async (c) => {
-    const caller = requireUser(c);
-    const { user_id, role } = c.req.valid("json");
-    const { organization } = await organizationFor(c, c.req.valid("param").id, "members:manage");
-    const db = c.get("db");
-    const member = await changeRole(db, organization.id, user_id, role);
-    forgetMemberships(caller);
-    return c.json(await memberView(db, member), 200);
-  })
-  .openapi(removeMemberRoute, async (c) => {
-    const { id, member_id } = c.req.valid("param");
-    const { organization } = await organizationFor(c, id, "members:manage");
-    await removeMember(c.get("db"), organization.id, member_id);
-    return c.body(null, 204);
-  })
-  .openapi(revokeInvite, async (c) => {
-    const { id, invite_id } = c.req.valid("param");
-    const { organization } = await organizationFor(c, id, "members:manage");
-    await revokeInvitation(c.get("db"), organization.id, invite_id);
-    return c.body(null, 204);
-  })
-  .openapi(myInvitations, async (c) => {
-    const user = requireUser(c);
-    const rows = await listInvitationsForEmail(c.get("db"), user.user.email);
-    return c.json({ invitations: rows.map((r) => publicInvitation(r.invitation, r.organization)) }, 200);
-  })
-  .openapi(accept, async (c) => {
-    const user = requireUser(c);
-    const result = await acceptInvitation(c.get("db"), user.user, c.req.valid("param").id);
-    forgetMemberships(user);
-    return c.json({ organization: publicOrganization(result.organization, result.role), member_id: result.memberId }, 200);
-  });
+memberRoutes.openapi(accept, async (c) => {
+  const user = requireUser(c);
+  const result = await acceptInvitation(c.get("db"), user.user, c.req.valid("param").id);
+  forgetMemberships(user);
+  return c.json({ organization: publicOrganization(result.organization, result.role), member_id: result.memberId }, 200);
+});

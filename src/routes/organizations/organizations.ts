@@ -23,6 +23,8 @@ import {
 
 const tags = ["Organizations"];
 
+export const organizationRoutes = createRouter();
+
 const list = createRoute({
   method: "get",
   path: "/organizations",
@@ -32,6 +34,11 @@ const list = createRoute({
   summary: "Organizations the signed-in user belongs to, each with the user's role",
   security: userOnly,
   responses: { 200: jsonContent(z.object({ organizations: z.array(OrganizationSchema) }), "Organizations"), ...errorResponses },
+});
+organizationRoutes.openapi(list, async (c) => {
+  const user = requireUser(c);
+  const rows = await listOrganizationsForUser(c.get("db"), user.user.id);
+  return c.json({ organizations: rows.map((r) => publicOrganization(r.organization, r.role)) }, 200);
 });
 
 const get = createRoute({
@@ -44,6 +51,10 @@ const get = createRoute({
   security: userOnly,
   request: { params: OrgIdParam },
   responses: { 200: jsonContent(OrganizationSchema, "The organization"), ...errorResponses },
+});
+organizationRoutes.openapi(get, async (c) => {
+  const { organization, role } = await organizationFor(c, c.req.valid("param").id, "organization:read");
+  return c.json(publicOrganization(organization, role ?? undefined), 200);
 });
 
 const create = createRoute({
@@ -61,6 +72,18 @@ const create = createRoute({
   request: { body: jsonBody(CreateOrganizationBody) },
   responses: { 201: jsonContent(CreatedOrganizationSchema, "The new organization"), ...errorResponses },
 });
+organizationRoutes.openapi(create, async (c) => {
+  const user = requireUser(c);
+  const cfg = config(c.env);
+  const { organization, environmentId, tenantId } = await createOrganization(c.get("db"), user.user, c.req.valid("json"), {
+    starting: cfg.startingCredits,
+    tenant: cfg.startingTenantCredits,
+  });
+  return c.json(
+    { ...publicOrganization(organization, "owner"), default_environment_id: environmentId, default_tenant_id: tenantId },
+    201,
+  );
+});
 
 const update = createRoute({
   method: "patch",
@@ -74,6 +97,11 @@ const update = createRoute({
   request: { params: OrgIdParam, body: jsonBody(UpdateOrganizationBody) },
   responses: { 200: jsonContent(OrganizationSchema, "The updated organization"), ...errorResponses },
 });
+organizationRoutes.openapi(update, async (c) => {
+  const { organization, role } = await organizationFor(c, c.req.valid("param").id, "organization:update");
+  const org = await updateOrganization(c.get("db"), organization.id, c.req.valid("json"));
+  return c.json(publicOrganization(org, role ?? undefined), 200);
+});
 
 const remove = createRoute({
   method: "delete",
@@ -86,38 +114,10 @@ const remove = createRoute({
   request: { params: OrgIdParam },
   responses: { 204: noContent, ...errorResponses },
 });
-
-export const organizationRoutes = createRouter()
-  .openapi(list, async (c) => {
-    const user = requireUser(c);
-    const rows = await listOrganizationsForUser(c.get("db"), user.user.id);
-    return c.json({ organizations: rows.map((r) => publicOrganization(r.organization, r.role)) }, 200);
-  })
-  .openapi(get, async (c) => {
-    const { organization, role } = await organizationFor(c, c.req.valid("param").id, "organization:read");
-    return c.json(publicOrganization(organization, role ?? undefined), 200);
-  })
-  .openapi(create, async (c) => {
-    const user = requireUser(c);
-    const cfg = config(c.env);
-    const { organization, environmentId, tenantId } = await createOrganization(c.get("db"), user.user, c.req.valid("json"), {
-      starting: cfg.startingCredits,
-      tenant: cfg.startingTenantCredits,
-    });
-    return c.json(
-      { ...publicOrganization(organization, "owner"), default_environment_id: environmentId, default_tenant_id: tenantId },
-      201,
-    );
-  })
-  .openapi(update, async (c) => {
-    const { organization, role } = await organizationFor(c, c.req.valid("param").id, "organization:update");
-    const org = await updateOrganization(c.get("db"), organization.id, c.req.valid("json"));
-    return c.json(publicOrganization(org, role ?? undefined), 200);
-  })
-  .openapi(remove, async (c) => {
-    const { organization } = await organizationFor(c, c.req.valid("param").id, "organization:delete");
-    const db = c.get("db");
-    await runCleanup("organization", { db, env: c.env, waitUntil: (p) => c.executionCtx.waitUntil(p) }, organization.id);
-    await deleteOrganization(db, organization.id);
-    return c.body(null, 204);
-  });
+organizationRoutes.openapi(remove, async (c) => {
+  const { organization } = await organizationFor(c, c.req.valid("param").id, "organization:delete");
+  const db = c.get("db");
+  await runCleanup("organization", { db, env: c.env, waitUntil: (p) => c.executionCtx.waitUntil(p) }, organization.id);
+  await deleteOrganization(db, organization.id);
+  return c.body(null, 204);
+});

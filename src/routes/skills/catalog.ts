@@ -9,6 +9,8 @@ import { CatalogTemplateSchema, SkillSchema, TenantIdBody, TenantIdQuery } from 
 
 const tags = ["Skills"];
 
+export const skillCatalogRoutes = createRouter();
+
 const list = createRoute({
   method: "get",
   path: "/skills/catalog",
@@ -19,6 +21,10 @@ const list = createRoute({
   security: userOrKey,
   request: { query: TenantIdQuery },
   responses: { 200: jsonContent(z.object({ templates: z.array(CatalogTemplateSchema) }), "Templates"), ...errorResponses },
+});
+skillCatalogRoutes.openapi(list, async (c) => {
+  const tenant = await tenantFor(c, c.req.valid("query").tenant_id, "skills:read", { addressedBy: "param" });
+  return c.json({ templates: await listCatalog(c.get("db"), tenant.id) }, 200);
 });
 
 const favorite = createRoute({
@@ -32,6 +38,11 @@ const favorite = createRoute({
   request: { params: IdParam, body: jsonBody(TenantIdBody) },
   responses: { 200: jsonContent(CatalogTemplateSchema, "The template with is_favorite true"), ...errorResponses },
 });
+skillCatalogRoutes.openapi(favorite, async (c) => {
+  const { tenant, template } = await tenantAndTemplateFor(c, c.req.valid("json").tenant_id, c.req.valid("param").id, "skills:write");
+  await setFavorite(c.get("db"), tenant.id, template.id, true);
+  return c.json(await catalogEntryFor(c.get("db"), tenant.id, template), 200);
+});
 
 const unfavorite = createRoute({
   method: "delete",
@@ -43,6 +54,11 @@ const unfavorite = createRoute({
   security: userOrKey,
   request: { params: IdParam, query: TenantIdQuery },
   responses: { 204: noContent, ...errorResponses },
+});
+skillCatalogRoutes.openapi(unfavorite, async (c) => {
+  const { tenant, template } = await tenantAndTemplateFor(c, c.req.valid("query").tenant_id, c.req.valid("param").id, "skills:write");
+  await setFavorite(c.get("db"), tenant.id, template.id, false);
+  return c.body(null, 204);
 });
 
 const install = createRoute({
@@ -63,24 +79,8 @@ const install = createRoute({
     ...errorResponses,
   },
 });
-
-export const skillCatalogRoutes = createRouter()
-  .openapi(list, async (c) => {
-    const tenant = await tenantFor(c, c.req.valid("query").tenant_id, "skills:read", { addressedBy: "param" });
-    return c.json({ templates: await listCatalog(c.get("db"), tenant.id) }, 200);
-  })
-  .openapi(favorite, async (c) => {
-    const { tenant, template } = await tenantAndTemplateFor(c, c.req.valid("json").tenant_id, c.req.valid("param").id, "skills:write");
-    await setFavorite(c.get("db"), tenant.id, template.id, true);
-    return c.json(await catalogEntryFor(c.get("db"), tenant.id, template), 200);
-  })
-  .openapi(unfavorite, async (c) => {
-    const { tenant, template } = await tenantAndTemplateFor(c, c.req.valid("query").tenant_id, c.req.valid("param").id, "skills:write");
-    await setFavorite(c.get("db"), tenant.id, template.id, false);
-    return c.body(null, 204);
-  })
-  .openapi(install, async (c) => {
-    const { tenant, template } = await tenantAndTemplateFor(c, c.req.valid("json").tenant_id, c.req.valid("param").id, "skills:write");
-    const { skill, created } = await installTemplate(c.get("db"), tenant, template);
-    return c.json(publicSkill(skill), created ? 201 : 200);
-  });
+skillCatalogRoutes.openapi(install, async (c) => {
+  const { tenant, template } = await tenantAndTemplateFor(c, c.req.valid("json").tenant_id, c.req.valid("param").id, "skills:write");
+  const { skill, created } = await installTemplate(c.get("db"), tenant, template);
+  return c.json(publicSkill(skill), created ? 201 : 200);
+});

@@ -8,6 +8,8 @@ import { CreateSkillBody, SkillSchema, TenantIdQuery, UpdateSkillBody } from "./
 
 const tags = ["Skills"];
 
+export const skillCrudRoutes = createRouter();
+
 const list = createRoute({
   method: "get",
   path: "/skills",
@@ -25,6 +27,12 @@ const list = createRoute({
     ...errorResponses,
   },
 });
+skillCrudRoutes.openapi(list, async (c) => {
+  const q = c.req.valid("query");
+  const tenant = await tenantFor(c, q.tenant_id, "skills:read", { addressedBy: "param" });
+  const { rows, total } = await listSkills(c.get("db"), tenant.id, q);
+  return c.json({ skills: rows.map(publicSkill), total, limit: q.limit, offset: q.offset }, 200);
+});
 
 const create = createRoute({
   method: "post",
@@ -37,6 +45,12 @@ const create = createRoute({
   request: { body: jsonBody(CreateSkillBody) },
   responses: { 201: jsonContent(SkillSchema, "The skill"), ...errorResponses },
 });
+skillCrudRoutes.openapi(create, async (c) => {
+  const body = c.req.valid("json");
+  const tenant = await tenantFor(c, body.tenant_id, "skills:write", { addressedBy: "param" });
+  const skill = await createSkill(c.get("db"), tenant, body);
+  return c.json(publicSkill(skill), 201);
+});
 
 const get = createRoute({
   method: "get",
@@ -48,6 +62,10 @@ const get = createRoute({
   security: userOrKey,
   request: { params: IdParam, query: TenantIdQuery },
   responses: { 200: jsonContent(SkillSchema, "The skill"), ...errorResponses },
+});
+skillCrudRoutes.openapi(get, async (c) => {
+  const skill = await skillFor(c, c.req.valid("query").tenant_id, c.req.valid("param").id, "skills:read");
+  return c.json(publicSkill(skill), 200);
 });
 
 const update = createRoute({
@@ -62,6 +80,11 @@ const update = createRoute({
   request: { params: IdParam, query: TenantIdQuery, body: jsonBody(UpdateSkillBody) },
   responses: { 200: jsonContent(SkillSchema, "The skill"), ...errorResponses },
 });
+skillCrudRoutes.openapi(update, async (c) => {
+  const skill = await skillFor(c, c.req.valid("query").tenant_id, c.req.valid("param").id, "skills:write");
+  const updated = await updateSkill(c.get("db"), skill, c.req.valid("json"));
+  return c.json(publicSkill(updated), 200);
+});
 
 const remove = createRoute({
   method: "delete",
@@ -74,31 +97,8 @@ const remove = createRoute({
   request: { params: IdParam, query: TenantIdQuery },
   responses: { 204: noContent, ...errorResponses },
 });
-
-export const skillCrudRoutes = createRouter()
-  .openapi(list, async (c) => {
-    const q = c.req.valid("query");
-    const tenant = await tenantFor(c, q.tenant_id, "skills:read", { addressedBy: "param" });
-    const { rows, total } = await listSkills(c.get("db"), tenant.id, q);
-    return c.json({ skills: rows.map(publicSkill), total, limit: q.limit, offset: q.offset }, 200);
-  })
-  .openapi(create, async (c) => {
-    const body = c.req.valid("json");
-    const tenant = await tenantFor(c, body.tenant_id, "skills:write", { addressedBy: "param" });
-    const skill = await createSkill(c.get("db"), tenant, body);
-    return c.json(publicSkill(skill), 201);
-  })
-  .openapi(get, async (c) => {
-    const skill = await skillFor(c, c.req.valid("query").tenant_id, c.req.valid("param").id, "skills:read");
-    return c.json(publicSkill(skill), 200);
-  })
-  .openapi(update, async (c) => {
-    const skill = await skillFor(c, c.req.valid("query").tenant_id, c.req.valid("param").id, "skills:write");
-    const updated = await updateSkill(c.get("db"), skill, c.req.valid("json"));
-    return c.json(publicSkill(updated), 200);
-  })
-  .openapi(remove, async (c) => {
-    const skill = await skillFor(c, c.req.valid("query").tenant_id, c.req.valid("param").id, "skills:write");
-    await archiveSkill(c.get("db"), skill);
-    return c.body(null, 204);
-  });
+skillCrudRoutes.openapi(remove, async (c) => {
+  const skill = await skillFor(c, c.req.valid("query").tenant_id, c.req.valid("param").id, "skills:write");
+  await archiveSkill(c.get("db"), skill);
+  return c.body(null, 204);
+});

@@ -81,6 +81,8 @@ const ListQuery = pagingQuery(500, 100).extend({
 
 const tags = ["Tenants"];
 
+export const tenantRoutes = createRouter();
+
 const list = createRoute({
   method: "get",
   path: "/tenants",
@@ -101,6 +103,11 @@ const list = createRoute({
     ...errorResponses,
   },
 });
+tenantRoutes.openapi(list, async (c) => {
+  const q = c.req.valid("query");
+  const { rows, total } = await listTenantsFor(c, q);
+  return c.json({ tenants: rows.map(publicTenant), total, limit: q.limit, offset: q.offset }, 200);
+});
 
 const get = createRoute({
   method: "get",
@@ -112,6 +119,10 @@ const get = createRoute({
   security: userOrKey,
   request: { params: IdParam },
   responses: { 200: jsonContent(TenantSchema, "The tenant"), ...errorResponses },
+});
+tenantRoutes.openapi(get, async (c) => {
+  const tenant = await tenantFor(c, c.req.valid("param").id, "tenants:read");
+  return c.json(publicTenant(tenant), 200);
 });
 
 const create = createRoute({
@@ -128,6 +139,10 @@ const create = createRoute({
   request: { body: jsonBody(CreateTenantBody) },
   responses: { 201: jsonContent(TenantSchema, "The tenant"), ...errorResponses },
 });
+tenantRoutes.openapi(create, async (c) => {
+  const tenant = await createTenantFor(c, c.req.valid("json"));
+  return c.json(publicTenant(tenant), 201);
+});
 
 const update = createRoute({
   method: "patch",
@@ -142,6 +157,11 @@ const update = createRoute({
   request: { params: IdParam, body: jsonBody(UpdateTenantBody) },
   responses: { 200: jsonContent(TenantSchema, "The tenant"), ...errorResponses },
 });
+tenantRoutes.openapi(update, async (c) => {
+  const tenant = await tenantFor(c, c.req.valid("param").id, "tenants:write");
+  const updated = await updateTenant(c.get("db"), tenant, c.req.valid("json"));
+  return c.json(publicTenant(updated), 200);
+});
 
 const remove = createRoute({
   method: "delete",
@@ -155,30 +175,10 @@ const remove = createRoute({
   request: { params: IdParam },
   responses: { 204: noContent, ...errorResponses },
 });
-
-export const tenantRoutes = createRouter()
-  .openapi(list, async (c) => {
-    const q = c.req.valid("query");
-    const { rows, total } = await listTenantsFor(c, q);
-    return c.json({ tenants: rows.map(publicTenant), total, limit: q.limit, offset: q.offset }, 200);
-  })
-  .openapi(get, async (c) => {
-    const tenant = await tenantFor(c, c.req.valid("param").id, "tenants:read");
-    return c.json(publicTenant(tenant), 200);
-  })
-  .openapi(create, async (c) => {
-    const tenant = await createTenantFor(c, c.req.valid("json"));
-    return c.json(publicTenant(tenant), 201);
-  })
-  .openapi(update, async (c) => {
-    const tenant = await tenantFor(c, c.req.valid("param").id, "tenants:write");
-    const updated = await updateTenant(c.get("db"), tenant, c.req.valid("json"));
-    return c.json(publicTenant(updated), 200);
-  })
-  .openapi(remove, async (c) => {
-    const db = c.get("db");
-    const tenant = await tenantFor(c, c.req.valid("param").id, "tenants:delete");
-    await runCleanup("tenant", { db, env: c.env, waitUntil: (p) => c.executionCtx.waitUntil(p) }, tenant.id);
-    await deleteTenant(db, tenant);
-    return c.body(null, 204);
-  });
+tenantRoutes.openapi(remove, async (c) => {
+  const db = c.get("db");
+  const tenant = await tenantFor(c, c.req.valid("param").id, "tenants:delete");
+  await runCleanup("tenant", { db, env: c.env, waitUntil: (p) => c.executionCtx.waitUntil(p) }, tenant.id);
+  await deleteTenant(db, tenant);
+  return c.body(null, 204);
+});

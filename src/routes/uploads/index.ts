@@ -18,6 +18,8 @@ const SignedQuery = z.object({
 });
 const err = (description: string) => ({ description, content: { "application/json": { schema: ErrorSchema } } });
 
+export const signedUrlRoutes = createRouter();
+
 const upload = createRoute({
   method: "put",
   path: "/uploads/{id}",
@@ -38,6 +40,11 @@ const upload = createRoute({
     413: err("Larger than MAX_UPLOAD_BYTES"),
   },
 });
+signedUrlRoutes.openapi(upload, async (c) => {
+  const { id } = c.req.valid("param");
+  const doc = await receiveUpload(c.env, c.get("db"), id, c.req.raw, c.req.valid("query"));
+  return c.json({ document_id: doc.id, status: "queued" as const }, 200);
+});
 
 const download = createRoute({
   method: "get",
@@ -54,11 +61,4 @@ const download = createRoute({
     409: err("The document was deleted"),
   },
 });
-
-export const signedUrlRoutes = createRouter()
-  .openapi(upload, async (c) => {
-    const { id } = c.req.valid("param");
-    const doc = await receiveUpload(c.env, c.get("db"), id, c.req.raw, c.req.valid("query"));
-    return c.json({ document_id: doc.id, status: "queued" as const }, 200);
-  })
-  .openapi(download, async (c) => serveSignedDownload(c.env, c.get("db"), c.req.valid("param").id, c.req.valid("query")));
+signedUrlRoutes.openapi(download, async (c) => serveSignedDownload(c.env, c.get("db"), c.req.valid("param").id, c.req.valid("query")));
