@@ -25,6 +25,8 @@ import { skillRoutes } from "./routes/skills";
 import { tenantRoutes } from "./routes/tenants";
 import { signedUrlRoutes } from "./routes/uploads";
 import type { AppEnv } from "./types";
+import { embedRoutes } from "./routes/embed";
+import { widgetRoutes } from "./routes/embed/widget";
 
 export const API_PREFIX = "/api/v1";
 
@@ -64,6 +66,7 @@ function createApi() {
   // Retrieval evaluation (npm run eval:retrieval); answers 404 unless EVAL_ENDPOINTS=true outside production.
   api.route("/", evalRoutes);
   api.route("/", memoryRoutes);
+  api.route("/", embedRoutes);
   return api;
 }
 
@@ -96,6 +99,8 @@ export function createApp() {
   app.route("/", pageRoutes);
   // Signed upload/download URLs: outside /api/v1, no credentials (the signature is one).
   app.route("/", signedUrlRoutes);
+  // The embeddable chat widget (GET /widget.js) and its development demo (GET /embed/demo).
+  app.route("/", widgetRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",

@@ -108,6 +108,7 @@ async function victimWithEverything() {
     amount: 1, role: "viewer", email: "probe@example.com", filename: "probe.md", mime_type: "text/markdown", size_bytes: 10,
     url: "https://example.com", scopes: ["documents:read"], access_level: "public", visibility: "public", status: "inactive",
     edits: [{ oldText: "T", newText: "X" }], mode: "durable", retention: "automatic",
+    allowed_origins: ["https://example.com"],
     slug: "github", slugs: ["github"], redirect_url: "https://app.example.com/connected",
   };
   const bodyFor = (o: Operation) =>

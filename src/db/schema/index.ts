@@ -8,4 +8,5 @@ export * from "./artifacts";
 export * from "./documents";
 export * from "./chats";
 export * from "./memory";
+export * from "./embed";
 export * from "./connectors";

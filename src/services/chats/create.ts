@@ -5,7 +5,7 @@ import { notFound } from "../../lib/errors";
 import type { AppEnv } from "../../types";
 import { assertCanSpend } from "../billing/metering";
 import { getKnowledgeBase, knowledgeBaseFor } from "../knowledge-bases";
-import { assertSubjectParam, authorizeChat } from "./access";
+import { assertSubjectParam, authorizeChat, effectiveSubject } from "./access";
 import { appendMessage, createChat, getChat, publicChat, truncateTitle } from "./chats";
 import { storeChatImages } from "./images";
 import { runTurnJson } from "./session";
@@ -50,7 +50,7 @@ export async function createChatWithFirstTurn(c: Context<AppEnv>, body: CreateCh
     title: body.title ?? (body.message ? titleFrom(body.message) : null),
     ownerUserId: caller.type === "user" ? caller.user.id : null,
     apiKeyId: caller.type === "api_key" ? caller.key.id : null,
-    externalSubjectId: body.external_subject_id ?? null,
+    externalSubjectId: effectiveSubject(caller, body.external_subject_id) ?? null,
     agentMode: body.agent_mode,
     sharedSourceChatId: body.shared_source_chat_id?.toLowerCase() ?? null,
     settings: {
