@@ -9,6 +9,7 @@ import { ApiError } from "./lib/errors";
 import { onError, onNotFound } from "./lib/error-handler";
 import { createRouter } from "./lib/router";
 import { swaggerAsset, swaggerPage } from "./lib/swagger";
+import { agentRoutes } from "./routes/agents";
 import { artifactRoutes } from "./routes/artifacts";
 import { authRoutes } from "./routes/auth";
 import { billingRoutes } from "./routes/billing";
@@ -23,6 +24,7 @@ import { organizationRoutes } from "./routes/organizations";
 import { pageRoutes } from "./routes/pages";
 import { skillRoutes } from "./routes/skills";
 import { tenantRoutes } from "./routes/tenants";
+import { mcpRoutes } from "./routes/mcp/routes";
 import { signedUrlRoutes } from "./routes/uploads";
 import type { AppEnv } from "./types";
 import { embedRoutes } from "./routes/embed";
@@ -63,8 +65,10 @@ function createApi() {
   api.route("/", documentRoutes);
   api.route("/", chatRoutes);
   api.route("/", connectorRoutes);
+  api.route("/", agentRoutes);
   // Retrieval evaluation (npm run eval:retrieval); answers 404 unless EVAL_ENDPOINTS=true outside production.
   api.route("/", evalRoutes);
+  api.route("/", mcpRoutes);
   api.route("/", memoryRoutes);
   api.route("/", embedRoutes);
   return api;

@@ -4,6 +4,7 @@ import { createDb } from "../../src/db/client";
 import { writeMemory } from "../../src/services/memory/memories";
 import { scopeKeyOf } from "../../src/services/memory/settings";
 import { newChat } from "../chats/chat-helpers";
+import { mcpUrl } from "../mcp/mcp-helpers";
 import {
   addMember, BASE, call, createEnvironment, createKb, createKey, createOrg, createTenant, expectStatus, fetchWorker, type ApiResponse, type Auth,
 } from "../helpers";
@@ -16,7 +17,7 @@ import {
  */
 const ALL_SCOPES = [
   "documents:read", "documents:write", "documents:delete", "query:rag", "tenants:read", "tenants:write", "tenants:delete",
-  "skills:read", "skills:write", "artifacts:read", "artifacts:write",
+  "skills:read", "skills:write", "artifacts:read", "artifacts:write", "agents:read", "agents:write",
   "connectors:read", "connectors:write", "connectors:delete",
 ];
 
@@ -30,6 +31,11 @@ const UNADDRESSED = new Set([
   "POST /api/v1/auth/signup",
   "POST /api/v1/auth/login",
   "POST /api/v1/auth/logout",
+  // The public OAuth callback of MCP registrations: its signed state is the authorization (test/mcp/oauth.test.ts).
+  "GET /api/v1/mcp/servers/oauth/callback",
+  // The knowledge-base MCP endpoint names no resource in the request; it serves the key's own knowledge bases
+  // (other tenants' are refused inside its tools: test/mcp/kb-endpoint.test.ts).
+  "POST /api/v1/mcp",
   // The connector catalog is the same for everyone; the OAuth callback is public and trusts only its signed state.
   "GET /api/v1/connectors/catalog",
   "POST /api/v1/connectors/catalog/by-slugs",
@@ -58,8 +64,15 @@ async function victimWithEverything() {
     await call("/documents/presign", { ...owner, body: { kb_id: kb.id, tenant_id: victim.tenantId, filename: "a.md", mime_type: "text/markdown", size_bytes: 10 } }),
     201,
   );
+  const agent = expectStatus(
+    await call("/agents", { ...owner, body: { tenant_id: victim.tenantId, knowledge_base_id: kb.id, name: "A", goal: "g", model: "local-extractive" } }),
+    201,
+  );
+  const run = expectStatus(await call(`/agents/${agent.id}/messages`, { ...owner, body: { content: "What is the refund policy?" } }), 200).run;
   const victimKey = await createKey(victim, { scopes: ["tenants:read"] });
   const invite = expectStatus(await call(`/organizations/${victim.id}/members`, { ...owner, body: { email: "someone@example.com", role: "viewer" } }), 201);
+  const mcpServer = expectStatus(await call(`/mcp/servers?org_id=${victim.id}`, { ...owner, body: { name: "Victim tools", url: mcpUrl("/open/mcp") } }), 201);
+  expectStatus(await call(`/chats/${chat.id}/mcp-servers`, { ...owner, method: "PATCH", body: { enabled_mcp_server_ids: [mcpServer.id] } }), 200);
   // A durable memory of one of the tenant's end users, and the knowledge base's own (kb_restricted) memory.
   expectStatus(await call(`/tenants/${victim.tenantId}/memory-settings`, { ...owner, method: "PATCH", body: { mode: "durable" } }), 200);
   const memoryKb = await createKb(victim);
@@ -87,18 +100,21 @@ async function victimWithEverything() {
     "shared-chats": chat.id,
     "api-keys": victimKey.id,
     invitations: invite.id,
+    agents: agent.id,
+    mcp: mcpServer.id,
   };
   const idFor = (path: string, param: string) => {
     if (param === "tenantId") return victim.tenantId;
     if (param === "orgId") return victim.id;
     if (param === "messageId") return messageId;
     if (param === "invite_id") return invite.id;
+    if (param === "runId") return run.id;
     if (param === "member_id") return victim.owner.id;
     if (param === "memoryId") return path.startsWith("/api/v1/knowledge-bases/") ? kbMemory.id : memory.id;
     if (param === "id" && path.includes("/memories")) return path.startsWith("/api/v1/knowledge-bases/") ? memoryKb.id : victim.tenantId;
     return byGroup[path.replace(/^(\/api\/v1)?\//, "").match(/^([^/]+)/)?.[1] ?? ""] ?? "x";
   };
-  const query = `?tenant_id=${victim.tenantId}&kb_id=${kb.id}&knowledge_base_id=${kb.id}&document_id=${doc.document_id}&env_id=${victim.envId}&environment_id=${victim.envId}`;
+  const query = `?tenant_id=${victim.tenantId}&kb_id=${kb.id}&knowledge_base_id=${kb.id}&document_id=${doc.document_id}&env_id=${victim.envId}&environment_id=${victim.envId}&org_id=${victim.id}`;
   // A body valid for every route, naming the victim's resources wherever a route takes an id.
   const body = {
     tenant_id: victim.tenantId, kb_id: kb.id, knowledge_base_id: kb.id, environment_id: victim.envId, env_id: victim.envId,
@@ -107,7 +123,7 @@ async function victimWithEverything() {
     content: "What is the refund policy?", query: "refund", message: "What is the refund policy?", model: "local-extractive",
     amount: 1, role: "viewer", email: "probe@example.com", filename: "probe.md", mime_type: "text/markdown", size_bytes: 10,
     url: "https://example.com", scopes: ["documents:read"], access_level: "public", visibility: "public", status: "inactive",
-    edits: [{ oldText: "T", newText: "X" }], mode: "durable", retention: "automatic",
+    edits: [{ oldText: "T", newText: "X" }], enabled_mcp_server_ids: [mcpServer.id], goal: "probe", enabled: false, mode: "durable", retention: "automatic",
     allowed_origins: ["https://example.com"],
     slug: "github", slugs: ["github"], redirect_url: "https://app.example.com/connected",
   };
@@ -139,7 +155,7 @@ async function victimWithEverything() {
 
   const ids = [
     victim.id, victim.envId, victim.tenantId, kb.id, skill.id, artifact.id, doc.document_id, chat.id, victimKey.id, invite.id, messageId,
-    memoryKb.id, memory.id, kbMemory.id,
+    memoryKb.id, memory.id, kbMemory.id, mcpServer.id, agent.id, run.id, run.chat_id,
   ];
   const assertIntact = async () => {
     expectStatus(await call(`/knowledge-bases/${kb.id}`, owner), 200);
@@ -153,6 +169,10 @@ async function victimWithEverything() {
     expect(expectStatus(await call(`/knowledge-bases/${memoryKb.id}/memories`, owner), 200).memories.map((m: { id: string }) => m.id)).toEqual([kbMemory.id]);
     expect(expectStatus(await call(`/tenants/${victim.tenantId}/memory-settings`, owner), 200)).toMatchObject({ mode: "durable", retention: "explicit_only" });
     expect(expectStatus(await call(`/environments/${victim.envId}/api-keys`, owner), 200).api_keys.map((k: { id: string }) => k.id)).toContain(victimKey.id);
+    expect(expectStatus(await call(`/agents/${agent.id}`, owner), 200)).toMatchObject({ status: "active", agentVersion: 1, goal: "g" });
+    expect(expectStatus(await call(`/agents/${agent.id}/runs`, owner), 200).total).toBe(1);
+    expect(expectStatus(await call(`/mcp/servers?org_id=${victim.id}`, owner), 200).servers.map((m: { id: string }) => m.id)).toEqual([mcpServer.id]);
+    expect(expectStatus(await call(`/chats/${chat.id}/mcp-servers`, owner), 200).servers).toEqual([expect.objectContaining({ id: mcpServer.id, enabled: true })]);
   };
   return { victim, operations, probe, requestText, ids, assertIntact };
 }
@@ -205,8 +225,14 @@ describe("tenancy: no route lets an outsider read or change a tenant's resources
     // Viewers may ask questions (query:rag is reading the knowledge base; src/auth/permissions.ts).
     // The signed upload URL authorizes by its signature, not by the caller.
     // Connected apps are personal: any member (viewers too) connects their own accounts (src/auth/permissions.ts).
+    // Running and stopping an agent is asking questions too (agents:run).
     const writes = operations.filter(
-      (o) => o.method !== "GET" && !o.path.startsWith("/api/v1/chats") && !o.path.startsWith("/uploads/") && !o.path.startsWith("/api/v1/connectors"),
+      (o) =>
+        o.method !== "GET" &&
+        !o.path.startsWith("/api/v1/chats") &&
+        !o.path.startsWith("/uploads/") &&
+        !o.path.startsWith("/api/v1/connectors") &&
+        !/^\/api\/v1\/agents\/\{id\}\/(messages|runs\/)/.test(o.path),
     );
     expect(writes.length).toBeGreaterThan(30);
     const breaches: string[] = [];

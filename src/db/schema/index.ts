@@ -7,6 +7,8 @@ export * from "./skills";
 export * from "./artifacts";
 export * from "./documents";
 export * from "./chats";
+export * from "./mcp";
 export * from "./memory";
 export * from "./embed";
 export * from "./connectors";
+export * from "./agents";

@@ -4,6 +4,9 @@ import { kbSearchProvider } from "./builtin/kb-search";
 import { skillsProvider } from "./builtin/skills";
 import { webSearchProvider } from "./builtin/web-search";
 import type { AfterTurnHook, ContextProvider, ToolProvider } from "./types";
+import { mcpToolProvider } from "../mcp/provider";
+import { delegationProvider } from "../delegation/provider";
+import { agentRunHook } from "../agents/hook";
 
 /**
  * Every tool provider, context provider and after-turn hook, one line each.
@@ -15,6 +18,7 @@ export const TOOL_PROVIDERS: ToolProvider[] = [
   webSearchProvider,
   skillsProvider,
   connectorToolProvider,
+  delegationProvider,
 ];
 
 export const CONTEXT_PROVIDERS: ContextProvider[] = [
@@ -23,4 +27,8 @@ export const CONTEXT_PROVIDERS: ContextProvider[] = [
 
 export const AFTER_TURN_HOOKS: AfterTurnHook[] = [
   memoryAfterTurn,
+  agentRunHook,
 ];
+
+// MCP tool servers enabled for the chat (or the agent): mcp__<server>__<tool>.
+TOOL_PROVIDERS.push(mcpToolProvider);
