@@ -12,24 +12,17 @@ import { swaggerAsset, swaggerPage } from "./lib/swagger";
 import { a2aRoutes } from "./routes/a2a";
 import { agentRoutes } from "./routes/agents";
 import { artifactRoutes } from "./routes/artifacts";
-import { artifactLifecycleRoutes } from "./routes/artifacts/lifecycle";
 import { authRoutes } from "./routes/auth";
-import { creditRoutes } from "./routes/billing/credits";
-import { chatCrudRoutes } from "./routes/chats/crud";
-import { chatQueryRoutes } from "./routes/chats/queries";
-import { chatImage, sharedChatRoutes, sharePage } from "./routes/chats/shared";
-import { chatTurnRoutes } from "./routes/chats/turns";
+import { billingRoutes } from "./routes/billing";
+import { chatRoutes } from "./routes/chats";
 import { connectorRoutes } from "./routes/connectors";
-import { usageRoutes } from "./routes/billing/usage";
 import { documentRoutes } from "./routes/documents";
 import { environmentRoutes } from "./routes/environments";
 import { evalRoutes } from "./routes/eval";
 import { knowledgeBaseRoutes } from "./routes/knowledge-bases";
 import { memoryRoutes } from "./routes/memory";
-import { memberRoutes } from "./routes/organizations/members";
-import { organizationRoutes } from "./routes/organizations/organizations";
-import { publishedPageRoutes } from "./routes/pages/published";
-import { skillCatalogRoutes } from "./routes/skills/catalog";
+import { organizationRoutes } from "./routes/organizations";
+import { pageRoutes } from "./routes/pages";
 import { skillRoutes } from "./routes/skills";
 import { tenantRoutes } from "./routes/tenants";
 import { mcpRoutes } from "./routes/mcp/routes";
@@ -63,22 +56,15 @@ function createApi() {
   api.use("*", rateLimit);
   api.route("/", authRoutes);
   api.route("/", organizationRoutes);
-  api.route("/", memberRoutes);
   api.route("/", environmentRoutes);
   api.route("/", tenantRoutes);
-  api.route("/", creditRoutes);
-  api.route("/", usageRoutes);
+  api.route("/", billingRoutes);
   api.route("/", knowledgeBaseRoutes);
-  // The catalog before /skills/{id}, so that "catalog" is never taken for a skill id.
-  api.route("/", skillCatalogRoutes);
+  // Skills mounts its catalog before /skills/{id}, so that "catalog" is never taken for a skill id.
   api.route("/", skillRoutes);
   api.route("/", artifactRoutes);
-  api.route("/", artifactLifecycleRoutes);
   api.route("/", documentRoutes);
-  api.route("/", chatCrudRoutes);
-  api.route("/", chatQueryRoutes);
-  api.route("/", chatTurnRoutes);
-  api.route("/", sharedChatRoutes);
+  api.route("/", chatRoutes);
   api.route("/", connectorRoutes);
   api.route("/", agentRoutes);
   api.route("/", a2aRoutes);
@@ -115,13 +101,10 @@ export function createApp() {
   });
 
   app.route(API_PREFIX, createApi());
-  // Published artifacts: PUBLIC_BASE_URL/p/:slug (HTML pages, outside the API).
-  app.route("/", publishedPageRoutes);
+  // HTML pages outside the API: published artifacts (/p/:slug), chat share pages and chat images.
+  app.route("/", pageRoutes);
   // Signed upload/download URLs: outside /api/v1, no credentials (the signature is one).
   app.route("/", signedUrlRoutes);
-  // Share URLs of chats (PATCH /chats/:id/access): a read-only HTML transcript.
-  app.get("/share/:chatId", sharePage);
-  app.get("/chat-images/:chatId/:file", chatImage);
   // The embeddable chat widget (GET /widget.js) and its development demo (GET /embed/demo).
   app.route("/", widgetRoutes);
 

@@ -1,5 +1,8 @@
 import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
+import type { EnvironmentResponse } from "../src/routes/environments";
+import type { KnowledgeBaseResponse } from "../src/routes/knowledge-bases/schemas";
+import type { TenantResponse } from "../src/routes/tenants";
 
 /**
  * One-line helpers for tests: an HTTP client for the Worker, and builders for
@@ -149,19 +152,19 @@ export async function createKey(org: TestOrg, opts: KeyOptions): Promise<{ key: 
 export async function createTenant(org: TestOrg, body: Record<string, unknown> = {}, envId = org.envId) {
   const r = await call("/tenants", { cookie: org.owner.cookie, body: { environment_id: envId, name: unique("tenant"), ...body } });
   expectStatus(r, 201);
-  return r.body as { id: string; [k: string]: any };
+  return r.body as TenantResponse;
 }
 
 export async function createEnvironment(org: TestOrg, name = unique("env")) {
   const r = await call(`/organizations/${org.id}/environments`, { cookie: org.owner.cookie, body: { name } });
   expectStatus(r, 201);
-  return r.body as { id: string; name: string };
+  return r.body as EnvironmentResponse;
 }
 
 export async function createKb(org: TestOrg, body: Record<string, unknown> = {}, auth: Auth = { cookie: org.owner.cookie }) {
   const r = await call("/knowledge-bases", { ...auth, body: { tenant_id: org.tenantId, name: unique("kb"), ...body } });
   expectStatus(r, 201);
-  return r.body as { id: string; tenant_id: string; [k: string]: any };
+  return r.body as KnowledgeBaseResponse;
 }
 
 /** Base URL of a local test server started by test/servers (by name). */

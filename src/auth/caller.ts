@@ -38,3 +38,6 @@ export type Caller = UserCaller | KeyCaller;
 export const isKey = (c: Caller | null): c is KeyCaller => c?.type === "api_key";
 export const isEmbed = (c: Caller | null): c is KeyCaller & { embed: EmbedGrant } => c?.type === "api_key" && !!c.embed;
 export const isUser = (c: Caller | null): c is UserCaller => c?.type === "user";
+
+/** The id recorded as the creator of what a caller makes: the user's id, or the API key's. */
+export const callerId = (c: Caller): string => (c.type === "user" ? c.user.id : c.key.id);

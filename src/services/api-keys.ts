@@ -1,4 +1,8 @@
 import { and, desc, eq, inArray, isNull } from "drizzle-orm";
+import type { Context } from "hono";
+import { loadAuthorized } from "../auth/load";
+import type { Permission } from "../auth/permissions";
+import type { AppEnv } from "../types";
 import type { KeyCaller } from "../auth/caller";
 import { resolveScope } from "../auth/resources";
 import type { Scope } from "../auth/scopes";
@@ -114,6 +118,13 @@ export async function listApiKeys(db: Database, environmentId: string): Promise<
 
 export async function getApiKey(db: Database, id: string): Promise<ApiKey | undefined> {
   return db.select().from(apiKeys).where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt))).get();
+}
+
+/** An API key by id, authorized for `permission` on its environment (404 when missing or out of reach). */
+export async function apiKeyFor(c: Context<AppEnv>, id: string, permission: Permission): Promise<ApiKey> {
+  const key = await getApiKey(c.get("db"), id);
+  const scopeOf = (k: ApiKey) => ({ organizationId: k.organizationId, environmentId: k.environmentId });
+  return (await loadAuthorized(c, permission, key, scopeOf, { what: "API key" })).row;
 }
 
 export async function revokeApiKey(db: Database, id: string): Promise<void> {

@@ -1,3 +1,8 @@
+import type { Context } from "hono";
+import type { AuthorizeOptions } from "../auth/authorize";
+import { loadAuthorized } from "../auth/load";
+import type { Permission } from "../auth/permissions";
+import type { AppEnv } from "../types";
 import { isUniqueViolation } from "../db/errors";
 import { and, asc, eq, sql } from "drizzle-orm";
 import type { ResourceScope } from "../auth/resources";
@@ -26,6 +31,17 @@ const duplicateName = (name: string) =>
 
 export async function getEnvironment(db: Database, id: string) {
   return db.select().from(environments).where(eq(environments.id, id)).get();
+}
+
+/** An environment by id, authorized for `permission` (404 when missing or out of reach). */
+export async function environmentFor(
+  c: Context<AppEnv>,
+  id: string,
+  permission: Permission,
+  opts: AuthorizeOptions = {},
+): Promise<Environment> {
+  const env = await getEnvironment(c.get("db"), id);
+  return (await loadAuthorized(c, permission, env, (e) => environmentScope(e)!, { what: "Environment", ...opts })).row;
 }
 
 export async function listEnvironments(db: Database, organizationId: string) {

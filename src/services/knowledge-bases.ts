@@ -1,15 +1,16 @@
 import { and, asc, count, eq, sql } from "drizzle-orm";
 import type { Context } from "hono";
 import type { AuthorizeOptions } from "../auth/authorize";
-import { loadAuthorized } from "../auth/load";
+import { assertTenantMatches, loadAuthorized } from "../auth/load";
 import type { Permission } from "../auth/permissions";
-import { registerResource, type ResourceScope } from "../auth/resources";
+import { inKnowledgeBase, inTenant, registerResource, type ResourceScope } from "../auth/resources";
 import type { AppEnv } from "../types";
 import type { Database } from "../db/client";
 import { knowledgeBases, type KnowledgeBase, type Tenant } from "../db/schema";
-import { ApiError, notFound } from "../lib/errors";
+import { ApiError, forbidden, notFound } from "../lib/errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
+import { tenantFor } from "./tenants";
 
 /** The prompt fields, API name -> column, in the order the specification lists them. */
 export const PROMPT_FIELDS = {
@@ -51,10 +52,17 @@ export function publicKnowledgeBase(kb: KnowledgeBase) {
 export const knowledgeBaseScope = (
   kb: Pick<KnowledgeBase, "id" | "organizationId" | "environmentId" | "tenantId"> | undefined | null,
 ): ResourceScope | null =>
-  kb ? { organizationId: kb.organizationId, environmentId: kb.environmentId, tenantId: kb.tenantId, knowledgeBaseId: kb.id } : null;
+  kb ? inKnowledgeBase(kb) : null;
 
 export async function getKnowledgeBase(db: Database, id: string): Promise<KnowledgeBase | undefined> {
   return db.select().from(knowledgeBases).where(eq(knowledgeBases.id, id)).get();
+}
+
+export interface KnowledgeBaseForOptions extends AuthorizeOptions {
+  /** A `tenant_id` sent with the request: it must be the knowledge base's tenant (400 tenant_mismatch). */
+  tenantId?: string;
+  /** Where that `tenant_id` was sent, for the error detail (default `body.tenant_id`). */
+  tenantPath?: string;
 }
 
 /** A knowledge base by id, authorized for `permission` (404 when missing or out of reach). */
@@ -62,10 +70,13 @@ export async function knowledgeBaseFor(
   c: Context<AppEnv>,
   id: string,
   permission: Permission,
-  opts: AuthorizeOptions = {},
+  opts: KnowledgeBaseForOptions = {},
 ): Promise<KnowledgeBase> {
+  const { tenantId, tenantPath, ...authorizeOpts } = opts;
   const kb = await getKnowledgeBase(c.get("db"), id);
-  return (await loadAuthorized(c, permission, kb, (k) => knowledgeBaseScope(k)!, { what: "Knowledge base", ...opts })).row;
+  const { row } = await loadAuthorized(c, permission, kb, (k) => knowledgeBaseScope(k)!, { what: "Knowledge base", ...authorizeOpts });
+  if (tenantId !== undefined) assertTenantMatches(row, tenantId, tenantPath);
+  return row;
 }
 
 registerResource("knowledge_base", async (db, id) => knowledgeBaseScope(await getKnowledgeBase(db, id)));
@@ -84,6 +95,24 @@ export async function listKnowledgeBases(
     db.select({ n: count() }).from(knowledgeBases).where(where).get(),
   ]);
   return { rows, total: total?.n ?? 0 };
+}
+
+/** GET /knowledge-bases: a tenant's knowledge bases; a key restricted to one knowledge base sees only that one. */
+export async function listKnowledgeBasesFor(c: Context<AppEnv>, tenantId: string, page: { limit: number; offset: number }) {
+  const tenant = await tenantFor(c, tenantId, "documents:read", { addressedBy: "param" });
+  const caller = c.get("caller");
+  const onlyId = caller.type === "api_key" ? caller.key.knowledgeBaseId : null;
+  return listKnowledgeBases(c.get("db"), tenant.id, { onlyId, ...page });
+}
+
+/** POST /knowledge-bases: in a tenant the caller may write to; a key restricted to one knowledge base cannot create others. */
+export async function createKnowledgeBaseFor(c: Context<AppEnv>, input: KnowledgeBaseInput & { name: string; tenant_id: string }) {
+  const tenant = await tenantFor(c, input.tenant_id, "documents:write", { addressedBy: "param" });
+  const caller = c.get("caller");
+  if (caller.type === "api_key" && caller.key.knowledgeBaseId) {
+    throw forbidden("This API key is restricted to one knowledge base and cannot create others");
+  }
+  return createKnowledgeBase(c.get("db"), tenant, input, caller.type === "user" ? caller.user.id : caller.key.id);
 }
 
 export type KnowledgeBaseInput = Partial<Record<PromptFieldName, string | null>> & {
@@ -120,9 +149,7 @@ export async function createKnowledgeBase(
   const now = nowIso();
   const kb: KnowledgeBase = {
     id: newId("kb"),
-    organizationId: tenant.organizationId,
-    environmentId: tenant.environmentId,
-    tenantId: tenant.id,
+    ...inTenant(tenant),
     name: input.name,
     description: null,
     status: "active",

@@ -1,3 +1,8 @@
+import type { Context } from "hono";
+import { loadAuthorized } from "../auth/load";
+import type { Permission } from "../auth/permissions";
+import type { AppEnv } from "../types";
+import { sendEmail } from "./email";
 import { isUniqueViolation } from "../db/errors";
 import { and, asc, eq, gt, sql } from "drizzle-orm";
 import type { Database } from "../db/client";
@@ -14,6 +19,7 @@ import {
   type Role,
   type User,
 } from "../db/schema";
+import { config } from "../lib/config";
 import { toMicro } from "../lib/credits";
 import { conflict, forbidden, notFound } from "../lib/errors";
 import { newId } from "../lib/ids";
@@ -127,6 +133,17 @@ export async function getOrganization(db: Database, id: string): Promise<Organiz
   return db.select().from(organizations).where(eq(organizations.id, id)).get();
 }
 
+/** An organization by id, authorized for `permission`, with the caller's role in it (null for keys). */
+export async function organizationFor(
+  c: Context<AppEnv>,
+  id: string,
+  permission: Permission,
+): Promise<{ organization: Organization; role: Role | null }> {
+  const org = await getOrganization(c.get("db"), id);
+  const { row, access } = await loadAuthorized(c, permission, org, (o) => ({ organizationId: o.id }), { what: "Organization" });
+  return { organization: row, role: access.role };
+}
+
 export async function updateOrganization(
   db: Database,
   id: string,
@@ -217,6 +234,32 @@ export async function inviteMember(
     updatedAt: now,
   };
   await db.insert(invitations).values(inv);
+  return inv;
+}
+
+/**
+ * POST /organizations/{id}/members: the invitation, and an email to the invitee
+ * sent after the response (a mail relay failure is logged, never the caller's).
+ */
+export async function inviteAndNotify(
+  c: Context<AppEnv>,
+  organization: Organization,
+  input: { email: string; role: Invitation["role"] },
+  inviter: User,
+): Promise<Invitation> {
+  const inv = await inviteMember(c.get("db"), organization.id, input, inviter.id);
+  const base = config(c.env).publicBaseUrl;
+  c.executionCtx.waitUntil(
+    sendEmail(c.env, {
+      to: inv.email,
+      subject: `You are invited to ${organization.name}`,
+      text:
+        `${inviter.email} invited you to join ${organization.name} as ${inv.role}.\n` +
+        `Sign in (or sign up) at ${base} with this email, then accept with:\n` +
+        `POST ${base}/api/v1/invitations/${inv.id}/accept\n` +
+        `The invitation expires at ${inv.expiresAt}.`,
+    }).catch((e) => console.error("invitation email failed", e)),
+  );
   return inv;
 }
 

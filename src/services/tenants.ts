@@ -1,13 +1,19 @@
+import type { Context } from "hono";
+import { visibleTenantIds, type AuthorizeOptions } from "../auth/authorize";
+import { loadAuthorized } from "../auth/load";
+import type { Permission } from "../auth/permissions";
+import type { AppEnv } from "../types";
 import { isUniqueViolation } from "../db/errors";
 import { and, asc, count, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { ResourceScope } from "../auth/resources";
 import type { Database } from "../db/client";
 import { organizations, tenants, type Tenant } from "../db/schema";
 import { fromMicro, toMicro } from "../lib/credits";
-import { badRequest, conflict, notFound } from "../lib/errors";
+import { badRequest, conflict, forbidden, notFound } from "../lib/errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import { insufficientOrganizationCredits, orgAvailableMicro } from "./billing/credits";
+import { environmentFor } from "./environments";
 
 /** Default quotas (API-DECISIONS.md). */
 export const DEFAULT_QUOTAS = { maxKnowledgeBases: 100, maxDocuments: 10_000, maxStorageGb: 10 };
@@ -45,6 +51,16 @@ export async function getTenant(db: Database, id: string): Promise<Tenant | unde
   return db.select().from(tenants).where(eq(tenants.id, id)).get();
 }
 
+/**
+ * A tenant by id, authorized for `permission`. Pass `{ addressedBy: "param" }`
+ * when the caller named it in a `tenant_id` parameter (403 for a key that may
+ * not use it) rather than in the path (404).
+ */
+export async function tenantFor(c: Context<AppEnv>, id: string, permission: Permission, opts: AuthorizeOptions = {}): Promise<Tenant> {
+  const tenant = await getTenant(c.get("db"), id);
+  return (await loadAuthorized(c, permission, tenant, (t) => tenantScope(t)!, { what: "Tenant", ...opts })).row;
+}
+
 export async function listTenants(
   db: Database,
   environmentId: string,
@@ -74,6 +90,33 @@ export interface TenantInput {
 
 const externalIdTaken = (externalId: string) =>
   conflict("conflict", `A tenant with external_id '${externalId}' already exists in this environment`);
+
+/**
+ * GET /tenants: the tenants of an environment the caller may see. A user names
+ * the environment; a key defaults to (and must match) its own.
+ */
+export async function listTenantsFor(c: Context<AppEnv>, q: { env_id?: string; limit: number; offset: number }) {
+  const caller = c.get("caller");
+  let envId = q.env_id;
+  if (!envId) {
+    if (caller.type === "user") {
+      throw badRequest("query.env_id: Required for a user session", [{ path: "query.env_id", message: "Required for a user session" }]);
+    }
+    envId = caller.key.environmentId;
+  }
+  const env = await environmentFor(c, envId, "tenants:read", { addressedBy: "param" });
+  return listTenants(c.get("db"), env.id, visibleTenantIds(caller), q);
+}
+
+/** POST /tenants: in an environment the caller may write to; a key limited to some tenants cannot create others. */
+export async function createTenantFor(c: Context<AppEnv>, input: TenantInput & { environment_id: string; name: string }) {
+  const env = await environmentFor(c, input.environment_id, "tenants:write", { addressedBy: "param" });
+  const caller = c.get("caller");
+  if (caller.type === "api_key" && !caller.isAdmin && caller.key.tenantIds.length > 0) {
+    throw forbidden("An API key limited to specific tenants cannot create tenants");
+  }
+  return createTenant(c.get("db"), { organizationId: env.organizationId, environmentId: env.id }, input);
+}
 
 export async function createTenant(
   db: Database,

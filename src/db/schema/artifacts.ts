@@ -1,4 +1,5 @@
 import { integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { createdAt, timestamps } from "./columns";
 import { knowledgeBases } from "./knowledge-bases";
 import { environments, organizations, tenants } from "./organizations";
 
@@ -24,8 +25,7 @@ export const artifacts = sqliteTable("artifacts", {
   revision: integer("revision").notNull().default(1),
   publishedVisibility: text("published_visibility", { enum: ARTIFACT_VISIBILITIES }),
   publishedAt: text("published_at"),
-  createdAt: text("created_at").notNull(),
-  updatedAt: text("updated_at").notNull(),
+  ...timestamps(),
 });
 
 /** Written only by the triggers of migrations/0004_skills_artifacts.sql. */
@@ -37,7 +37,7 @@ export const artifactRevisions = sqliteTable(
     title: text("title").notNull(),
     summary: text("summary").notNull(),
     content: text("content").notNull(),
-    createdAt: text("created_at").notNull(),
+    createdAt: createdAt(),
   },
   (t) => [primaryKey({ columns: [t.artifactId, t.revision] })],
 );

@@ -1,4 +1,5 @@
 import { integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { createdAt, timestamps } from "./columns";
 import { users } from "./identity";
 import { knowledgeBases } from "./knowledge-bases";
 import { environments, organizations, tenants } from "./organizations";
@@ -49,8 +50,7 @@ export const chats = sqliteTable("chats", {
   terminationReason: text("termination_reason"),
   messageCount: integer("message_count").notNull().default(0),
   lastMessageAt: text("last_message_at"),
-  createdAt: text("created_at").notNull(),
-  updatedAt: text("updated_at").notNull(),
+  ...timestamps(),
 });
 
 export interface Source {
@@ -87,7 +87,7 @@ export const messages = sqliteTable("messages", {
   content: text("content").notNull(),
   status: text("status", { enum: MESSAGE_STATUSES }).notNull().default("complete"),
   metadata: text("metadata", { mode: "json" }).$type<MessageMetadata>().notNull().default({}),
-  createdAt: text("created_at").notNull(),
+  createdAt: createdAt(),
 });
 
 export type Chat = typeof chats.$inferSelect;

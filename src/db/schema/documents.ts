@@ -1,4 +1,5 @@
 import { integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { createdAt, timestamps } from "./columns";
 import { knowledgeBases } from "./knowledge-bases";
 
 export const DOCUMENT_STATUSES = ["pending_upload", "queued", "processing", "processed", "failed", "deleted"] as const;
@@ -27,8 +28,7 @@ export const documents = sqliteTable("documents", {
   uploadExpiresAt: text("upload_expires_at"),
   uploadClaimedAt: text("upload_claimed_at"),
   createdBy: text("created_by"),
-  createdAt: text("created_at").notNull(),
-  updatedAt: text("updated_at").notNull(),
+  ...timestamps(),
   processedAt: text("processed_at"),
   deletedAt: text("deleted_at"),
 });
@@ -49,7 +49,7 @@ export const chunks = sqliteTable("chunks", {
   page: integer("page"),
   tokenCount: integer("token_count").notNull(),
   embedded: integer("embedded", { mode: "boolean" }).notNull().default(false),
-  createdAt: text("created_at").notNull(),
+  createdAt: createdAt(),
 });
 
 export type ChunkRow = typeof chunks.$inferSelect;
@@ -59,5 +59,5 @@ export const ingestGarbage = sqliteTable("ingest_garbage", {
   kind: text("kind", { enum: ["object", "vector"] }).notNull(),
   knowledgeBaseId: text("knowledge_base_id").notNull(),
   ref: text("ref").notNull(),
-  createdAt: text("created_at").notNull(),
+  createdAt: createdAt(),
 });

@@ -1,4 +1,5 @@
 import { integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { createdAt, timestamps } from "./columns";
 
 export const users = sqliteTable("users", {
   id: text("id").primaryKey(),
@@ -7,15 +8,14 @@ export const users = sqliteTable("users", {
   passwordHash: text("password_hash").notNull(),
   passwordSalt: text("password_salt").notNull(),
   passwordIterations: integer("password_iterations").notNull(),
-  createdAt: text("created_at").notNull(),
-  updatedAt: text("updated_at").notNull(),
+  ...timestamps(),
 });
 
 export const sessions = sqliteTable("sessions", {
   id: text("id").primaryKey(),
   userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
   tokenHash: text("token_hash").notNull().unique(),
-  createdAt: text("created_at").notNull(),
+  createdAt: createdAt(),
   lastSeenAt: text("last_seen_at").notNull(),
   expiresAt: text("expires_at").notNull(),
   userAgent: text("user_agent"),
@@ -26,7 +26,7 @@ export const authThrottle = sqliteTable("auth_throttle", {
   id: integer("id").primaryKey({ autoIncrement: true }),
   kind: text("kind", { enum: ["login_failure", "signup"] }).notNull(),
   subject: text("subject").notNull(),
-  createdAt: text("created_at").notNull(),
+  createdAt: createdAt(),
 });
 
 export type User = typeof users.$inferSelect;

@@ -1,4 +1,5 @@
 import { integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { timestamps } from "./columns";
 import { environments, organizations, tenants } from "./organizations";
 
 export const KB_STATUSES = ["active", "inactive"] as const;
@@ -25,8 +26,7 @@ export const knowledgeBases = sqliteTable("knowledge_bases", {
   embeddingModel: text("embedding_model"),
   embeddingDimensions: integer("embedding_dimensions"),
   createdBy: text("created_by"),
-  createdAt: text("created_at").notNull(),
-  updatedAt: text("updated_at").notNull(),
+  ...timestamps(),
 });
 
 export type KnowledgeBase = typeof knowledgeBases.$inferSelect;

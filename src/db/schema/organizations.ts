@@ -1,4 +1,5 @@
 import { integer, real, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { createdAt, timestamps } from "./columns";
 import { users } from "./identity";
 
 export const ROLES = ["owner", "billing_admin", "developer", "viewer"] as const;
@@ -16,8 +17,7 @@ export const organizations = sqliteTable("organizations", {
   creditsTotal: integer("credits_total").notNull().default(0),
   creditsRetired: integer("credits_retired").notNull().default(0),
   createdBy: text("created_by").references(() => users.id, { onDelete: "set null" }),
-  createdAt: text("created_at").notNull(),
-  updatedAt: text("updated_at").notNull(),
+  ...timestamps(),
 });
 
 export const organizationMembers = sqliteTable("organization_members", {
@@ -25,8 +25,7 @@ export const organizationMembers = sqliteTable("organization_members", {
   organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
   userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
   role: text("role", { enum: ROLES }).notNull(),
-  createdAt: text("created_at").notNull(),
-  updatedAt: text("updated_at").notNull(),
+  ...timestamps(),
 });
 
 export const invitations = sqliteTable("invitations", {
@@ -38,8 +37,7 @@ export const invitations = sqliteTable("invitations", {
   invitedBy: text("invited_by").references(() => users.id, { onDelete: "set null" }),
   acceptedBy: text("accepted_by").references(() => users.id, { onDelete: "set null" }),
   expiresAt: text("expires_at").notNull(),
-  createdAt: text("created_at").notNull(),
-  updatedAt: text("updated_at").notNull(),
+  ...timestamps(),
 });
 
 export const environments = sqliteTable("environments", {
@@ -47,8 +45,7 @@ export const environments = sqliteTable("environments", {
   organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
   name: text("name").notNull(),
   isDefault: integer("is_default", { mode: "boolean" }).notNull().default(false),
-  createdAt: text("created_at").notNull(),
-  updatedAt: text("updated_at").notNull(),
+  ...timestamps(),
 });
 
 export const tenants = sqliteTable("tenants", {
@@ -68,8 +65,7 @@ export const tenants = sqliteTable("tenants", {
   storageUsedBytes: integer("storage_used_bytes").notNull().default(0),
   metadata: text("metadata", { mode: "json" }).$type<Record<string, unknown>>().notNull().default({}),
   isDefault: integer("is_default", { mode: "boolean" }).notNull().default(false),
-  createdAt: text("created_at").notNull(),
-  updatedAt: text("updated_at").notNull(),
+  ...timestamps(),
 });
 
 export const apiKeys = sqliteTable("api_keys", {
@@ -86,7 +82,7 @@ export const apiKeys = sqliteTable("api_keys", {
   revokedAt: text("revoked_at"),
   lastUsedAt: text("last_used_at"),
   createdBy: text("created_by").references(() => users.id, { onDelete: "set null" }),
-  createdAt: text("created_at").notNull(),
+  createdAt: createdAt(),
 });
 
 export type Organization = typeof organizations.$inferSelect;

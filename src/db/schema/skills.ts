@@ -1,4 +1,5 @@
 import { integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { createdAt, timestamps } from "./columns";
 import { environments, organizations, tenants } from "./organizations";
 
 export const SKILL_STATUSES = ["active", "archived"] as const;
@@ -12,8 +13,7 @@ export const skillTemplates = sqliteTable("skill_templates", {
   category: text("category").notNull(),
   status: text("status", { enum: ["active", "retired"] }).notNull().default("active"),
   sortOrder: integer("sort_order").notNull().default(0),
-  createdAt: text("created_at").notNull(),
-  updatedAt: text("updated_at").notNull(),
+  ...timestamps(),
 });
 
 export const skills = sqliteTable("skills", {
@@ -27,8 +27,7 @@ export const skills = sqliteTable("skills", {
   status: text("status", { enum: SKILL_STATUSES }).notNull().default("active"),
   templateId: text("template_id").references(() => skillTemplates.id, { onDelete: "set null" }),
   templateVersion: integer("template_version"),
-  createdAt: text("created_at").notNull(),
-  updatedAt: text("updated_at").notNull(),
+  ...timestamps(),
 });
 
 export const skillTemplateFavorites = sqliteTable(
@@ -36,7 +35,7 @@ export const skillTemplateFavorites = sqliteTable(
   {
     tenantId: text("tenant_id").notNull().references(() => tenants.id, { onDelete: "cascade" }),
     templateId: text("template_id").notNull().references(() => skillTemplates.id, { onDelete: "cascade" }),
-    createdAt: text("created_at").notNull(),
+    createdAt: createdAt(),
   },
   (t) => [primaryKey({ columns: [t.tenantId, t.templateId] })],
 );

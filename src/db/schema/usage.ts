@@ -1,4 +1,5 @@
 import { integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { createdAt } from "./columns";
 import { organizations } from "./organizations";
 
 export const USAGE_OPERATIONS = [
@@ -33,7 +34,7 @@ export const usageLogs = sqliteTable("usage_logs", {
   isApiKey: integer("is_api_key", { mode: "boolean" }).notNull().default(false),
   userId: text("user_id"),
   idempotencyKey: text("idempotency_key").unique(),
-  createdAt: text("created_at").notNull(),
+  createdAt: createdAt(),
 });
 
 export type UsageLog = typeof usageLogs.$inferSelect;

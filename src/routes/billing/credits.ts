@@ -1,7 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { authorize, requireUser } from "../../auth/authorize";
+import { routePermission } from "../../auth/route-permission";
 import { toMicro } from "../../lib/credits";
-import { notFound } from "../../lib/errors";
 import { errorResponses, jsonBody, jsonContent, Timestamp, userOnly, userOrKey } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import {
@@ -10,8 +9,8 @@ import {
   organizationBilling,
   tenantCredits,
 } from "../../services/billing/credits";
-import { getOrganization } from "../../services/organizations";
-import { getTenant, tenantScope } from "../../services/tenants";
+import { organizationFor } from "../../services/organizations";
+import { tenantFor } from "../../services/tenants";
 
 export const TenantCreditsSchema = z
   .object({
@@ -45,15 +44,22 @@ const OrgIdParam = z.object({ orgId: z.string().min(1).max(128).openapi({ param:
 
 const tags = ["Billing"];
 
+export const creditRoutes = createRouter();
+
 const getTenantCredits = createRoute({
   method: "get",
   path: "/billing/tenants/{tenantId}/credits",
   tags,
   operationId: "getTenantCredits",
+  ...routePermission("tenant_billing:read"),
   summary: "A tenant's credit balance",
   security: userOrKey,
   request: { params: TenantIdParam },
   responses: { 200: jsonContent(TenantCreditsSchema, "The balance"), ...errorResponses },
+});
+creditRoutes.openapi(getTenantCredits, async (c) => {
+  const tenant = await tenantFor(c, c.req.valid("param").tenantId, "tenant_billing:read");
+  return c.json(tenantCredits(tenant), 200);
 });
 
 const allocate = createRoute({
@@ -61,11 +67,17 @@ const allocate = createRoute({
   path: "/billing/tenants/{tenantId}/credits",
   tags,
   operationId: "allocateTenantCredits",
+  ...routePermission("billing:write"),
   summary: "Move available organization credits into a tenant's pool (owner, billing_admin)",
   description: "400 `insufficient_organization_credits` when the organization has fewer available credits than `amount`.",
   security: userOnly,
   request: { params: TenantIdParam, body: jsonBody(AmountBody) },
   responses: { 200: jsonContent(TenantCreditsSchema, "The tenant's new balance"), ...errorResponses },
+});
+creditRoutes.openapi(allocate, async (c) => {
+  const tenant = await tenantFor(c, c.req.valid("param").tenantId, "billing:write");
+  const updated = await allocateToTenant(c.get("db"), tenant, toMicro(c.req.valid("json").amount));
+  return c.json(tenantCredits(updated), 200);
 });
 
 const addOrgCredits = createRoute({
@@ -73,10 +85,16 @@ const addOrgCredits = createRoute({
   path: "/billing/organizations/{orgId}/credits",
   tags,
   operationId: "addOrganizationCredits",
+  ...routePermission("billing:write"),
   summary: "Add credits to the organization's pool (owner, billing_admin)",
   security: userOnly,
   request: { params: OrgIdParam, body: jsonBody(AmountBody) },
   responses: { 200: jsonContent(OrganizationBillingSchema, "The organization's billing record"), ...errorResponses },
+});
+creditRoutes.openapi(addOrgCredits, async (c) => {
+  const { organization } = await organizationFor(c, c.req.valid("param").orgId, "billing:write");
+  const updated = await addOrganizationCredits(c.get("db"), organization.id, toMicro(c.req.valid("json").amount));
+  return c.json(await organizationBilling(c.get("db"), updated), 200);
 });
 
 const getOrgBilling = createRoute({
@@ -84,42 +102,13 @@ const getOrgBilling = createRoute({
   path: "/billing/organizations/{orgId}",
   tags,
   operationId: "getOrganizationBilling",
+  ...routePermission("billing:read"),
   summary: "Billing record: period, totals and per-tenant allocation and usage",
   security: userOnly,
   request: { params: OrgIdParam },
   responses: { 200: jsonContent(OrganizationBillingSchema, "The billing record"), ...errorResponses },
 });
-
-export const creditRoutes = createRouter()
-  .openapi(getTenantCredits, async (c) => {
-    const tenant = await getTenant(c.get("db"), c.req.valid("param").tenantId);
-    await authorize(c, "tenant_billing:read", tenantScope(tenant), { what: "Tenant" });
-    return c.json(tenantCredits(tenant!), 200);
-  })
-  .openapi(allocate, async (c) => {
-    requireUser(c);
-    const db = c.get("db");
-    const tenant = await getTenant(db, c.req.valid("param").tenantId);
-    await authorize(c, "billing:write", tenantScope(tenant), { what: "Tenant" });
-    const updated = await allocateToTenant(db, tenant!, toMicro(c.req.valid("json").amount));
-    return c.json(tenantCredits(updated), 200);
-  })
-  .openapi(addOrgCredits, async (c) => {
-    requireUser(c);
-    const { orgId } = c.req.valid("param");
-    await authorize(c, "billing:write", { organizationId: orgId }, { what: "Organization" });
-    const db = c.get("db");
-    await addOrganizationCredits(db, orgId, toMicro(c.req.valid("json").amount));
-    const org = await getOrganization(db, orgId);
-    if (!org) throw notFound("Organization");
-    return c.json(await organizationBilling(db, org), 200);
-  })
-  .openapi(getOrgBilling, async (c) => {
-    requireUser(c);
-    const { orgId } = c.req.valid("param");
-    await authorize(c, "billing:read", { organizationId: orgId }, { what: "Organization" });
-    const db = c.get("db");
-    const org = await getOrganization(db, orgId);
-    if (!org) throw notFound("Organization");
-    return c.json(await organizationBilling(db, org), 200);
-  });
+creditRoutes.openapi(getOrgBilling, async (c) => {
+  const { organization } = await organizationFor(c, c.req.valid("param").orgId, "billing:read");
+  return c.json(await organizationBilling(c.get("db"), organization), 200);
+});

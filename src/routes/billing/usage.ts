@@ -1,11 +1,12 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { authorize, requireUser } from "../../auth/authorize";
+import { routePermission } from "../../auth/route-permission";
+import { authorize } from "../../auth/authorize";
 import { USAGE_OPERATIONS } from "../../db/schema";
 import { badRequest } from "../../lib/errors";
 import { errorResponses, jsonContent, queryBoolean, Timestamp, userOnly, userOrKey } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import { usageLogsPage, usageSummary, type UsageFilter } from "../../services/billing/usage";
-import { getTenant, tenantScope } from "../../services/tenants";
+import { tenantFor } from "../../services/tenants";
 
 const DateParam = z
   .string()
@@ -73,16 +74,23 @@ function filterOf(q: z.infer<typeof FilterQuery>): UsageFilter {
 
 const tags = ["Billing"];
 
+export const usageRoutes = createRouter();
+
 const tenantSummary = createRoute({
   method: "get",
   path: "/billing/tenants/{tenantId}/usage/summary",
   tags,
   operationId: "getTenantUsageSummary",
+  ...routePermission("tenant_billing:read"),
   summary: "A tenant's aggregate credits, tokens and message count",
   description: "Accepts the same optional filters as the logs; without filters it covers all time and equals `credits_used`.",
   security: userOrKey,
   request: { params: TenantIdParam, query: FilterQuery },
   responses: { 200: jsonContent(UsageSummarySchema, "Totals"), ...errorResponses },
+});
+usageRoutes.openapi(tenantSummary, async (c) => {
+  const tenant = await tenantFor(c, c.req.valid("param").tenantId, "tenant_billing:read");
+  return c.json(await usageSummary(c.get("db"), { ...filterOf(c.req.valid("query")), tenantId: tenant.id }), 200);
 });
 
 const tenantLogs = createRoute({
@@ -90,10 +98,17 @@ const tenantLogs = createRoute({
   path: "/billing/tenants/{tenantId}/usage/logs",
   tags,
   operationId: "listTenantUsageLogs",
+  ...routePermission("tenant_billing:read"),
   summary: "A tenant's request-level usage records, newest first",
   security: userOrKey,
   request: { params: TenantIdParam, query: LogsQuery },
   responses: { 200: jsonContent(LogsPage, "Usage records"), ...errorResponses },
+});
+usageRoutes.openapi(tenantLogs, async (c) => {
+  const q = c.req.valid("query");
+  const tenant = await tenantFor(c, c.req.valid("param").tenantId, "tenant_billing:read");
+  const page = await usageLogsPage(c.get("db"), { ...filterOf(q), tenantId: tenant.id }, q);
+  return c.json({ ...page, limit: q.limit, offset: q.offset }, 200);
 });
 
 const orgSummary = createRoute({
@@ -101,10 +116,16 @@ const orgSummary = createRoute({
   path: "/billing/organizations/{orgId}/usage/summary",
   tags,
   operationId: "getOrganizationUsageSummary",
+  ...routePermission("billing:read"),
   summary: "Aggregate credit, token and message totals across the organization's tenants",
   security: userOnly,
   request: { params: OrgIdParam, query: FilterQuery },
   responses: { 200: jsonContent(UsageSummarySchema, "Totals"), ...errorResponses },
+});
+usageRoutes.openapi(orgSummary, async (c) => {
+  const { orgId } = c.req.valid("param");
+  await authorize(c, "billing:read", { organizationId: orgId }, { what: "Organization" });
+  return c.json(await usageSummary(c.get("db"), { ...filterOf(c.req.valid("query")), organizationId: orgId }), 200);
 });
 
 const orgLogs = createRoute({
@@ -112,38 +133,16 @@ const orgLogs = createRoute({
   path: "/billing/organizations/{orgId}/usage/logs",
   tags,
   operationId: "listOrganizationUsageLogs",
+  ...routePermission("billing:read"),
   summary: "Usage records across the organization, newest first",
   security: userOnly,
   request: { params: OrgIdParam, query: LogsQuery.extend({ tenant_id: z.string().min(1).max(128).optional() }) },
   responses: { 200: jsonContent(LogsPage, "Usage records"), ...errorResponses },
 });
-
-export const usageRoutes = createRouter()
-  .openapi(tenantSummary, async (c) => {
-    const db = c.get("db");
-    const tenant = await getTenant(db, c.req.valid("param").tenantId);
-    await authorize(c, "tenant_billing:read", tenantScope(tenant), { what: "Tenant" });
-    return c.json(await usageSummary(db, { ...filterOf(c.req.valid("query")), tenantId: tenant!.id }), 200);
-  })
-  .openapi(tenantLogs, async (c) => {
-    const db = c.get("db");
-    const q = c.req.valid("query");
-    const tenant = await getTenant(db, c.req.valid("param").tenantId);
-    await authorize(c, "tenant_billing:read", tenantScope(tenant), { what: "Tenant" });
-    const page = await usageLogsPage(db, { ...filterOf(q), tenantId: tenant!.id }, q);
-    return c.json({ ...page, limit: q.limit, offset: q.offset }, 200);
-  })
-  .openapi(orgSummary, async (c) => {
-    requireUser(c);
-    const { orgId } = c.req.valid("param");
-    await authorize(c, "billing:read", { organizationId: orgId }, { what: "Organization" });
-    return c.json(await usageSummary(c.get("db"), { ...filterOf(c.req.valid("query")), organizationId: orgId }), 200);
-  })
-  .openapi(orgLogs, async (c) => {
-    requireUser(c);
-    const { orgId } = c.req.valid("param");
-    const q = c.req.valid("query");
-    await authorize(c, "billing:read", { organizationId: orgId }, { what: "Organization" });
-    const page = await usageLogsPage(c.get("db"), { ...filterOf(q), organizationId: orgId, tenantId: q.tenant_id }, q);
-    return c.json({ ...page, limit: q.limit, offset: q.offset }, 200);
-  });
+usageRoutes.openapi(orgLogs, async (c) => {
+  const { orgId } = c.req.valid("param");
+  const q = c.req.valid("query");
+  await authorize(c, "billing:read", { organizationId: orgId }, { what: "Organization" });
+  const page = await usageLogsPage(c.get("db"), { ...filterOf(q), organizationId: orgId, tenantId: q.tenant_id }, q);
+  return c.json({ ...page, limit: q.limit, offset: q.offset }, 200);
+});

@@ -1,26 +1,13 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { authorize, requireCaller } from "../../auth/authorize";
-import { config } from "../../lib/config";
-import { badRequest, notFound } from "../../lib/errors";
+import { routePermission } from "../../auth/route-permission";
+import { notFound } from "../../lib/errors";
 import { errorResponses, jsonBody, jsonContent, noContent, queryBoolean, userOrKey } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
-import { assertSubjectParam, authorizeChat } from "../../services/chats/access";
-import {
-  deleteChat,
-  deleteMessage,
-  listChats,
-  listMessages,
-  publicChat,
-  publicMessage,
-  terminateChat,
-  truncateTitle,
-  updateChat,
-} from "../../services/chats/chats";
-import { enqueueGc } from "../../services/ingest/messages";
+import { chatFor } from "../../services/chats/access";
+import { deleteMessage, listMessages, publicChat, publicMessage, truncateTitle, updateChat } from "../../services/chats/chats";
+import { endChat, listChatsFor, removeChat, setChatAccess } from "../../services/chats/manage";
 import { stopTurn } from "../../services/chats/session";
-import { getKnowledgeBase, knowledgeBaseScope } from "../../services/knowledge-bases";
 import { listModels } from "../../services/models/registry";
-import { getTenant, tenantScope } from "../../services/tenants";
 import { ChatIdParam, ChatSchema, MessageParams, MessageSchema, SubjectId, SubjectQuery, TodoSchema } from "./schemas";
 
 const tags = ["Chats"];
@@ -36,21 +23,26 @@ const ModelSchema = z
   })
   .openapi("Model");
 
+export const chatCrudRoutes = createRouter();
+
 const models = createRoute({
   method: "get",
   path: "/chats/models",
   tags,
   operationId: "listModels",
+  ...routePermission("authenticated"),
   summary: "Supported models, their availability and prices",
   security: userOrKey,
   responses: { 200: jsonContent(z.object({ models: z.array(ModelSchema) }), "Models"), ...errorResponses },
 });
+chatCrudRoutes.openapi(models, async (c) => c.json({ models: listModels(c.env).map(({ upstream_model: _u, ...m }) => m) }, 200));
 
 const list = createRoute({
   method: "get",
   path: "/chats",
   tags,
   operationId: "listChats",
+  ...routePermission("query:rag"),
   summary: "Chats of a tenant",
   description:
     "A signed-in user sees their own chats. An API key sees the chats created through API keys (filtered by " +
@@ -74,12 +66,18 @@ const list = createRoute({
     ...errorResponses,
   },
 });
+chatCrudRoutes.openapi(list, async (c) => {
+  const q = c.req.valid("query");
+  const { rows, total } = await listChatsFor(c, q);
+  return c.json({ chats: rows.map(publicChat), total, limit: q.limit, offset: q.offset }, 200);
+});
 
 const getMessages = createRoute({
   method: "get",
   path: "/chats/{id}/messages",
   tags,
   operationId: "listChatMessages",
+  ...routePermission("query:rag"),
   summary: "Messages of a chat (oldest first) with the chat's metadata",
   security: userOrKey,
   request: {
@@ -97,16 +95,28 @@ const getMessages = createRoute({
     ...errorResponses,
   },
 });
+chatCrudRoutes.openapi(getMessages, async (c) => {
+  const q = c.req.valid("query");
+  const chat = await chatFor(c, c.req.valid("param").id, q.external_subject_id);
+  const { rows, total } = await listMessages(c.get("db"), chat.id, q);
+  return c.json({ chat: publicChat(chat), messages: rows.map(publicMessage), total, limit: q.limit, offset: q.offset }, 200);
+});
 
 const patch = createRoute({
   method: "patch",
   path: "/chats/{id}",
   tags,
   operationId: "updateChat",
+  ...routePermission("query:rag"),
   summary: "Rename a chat (titles longer than 255 characters are truncated)",
   security: userOrKey,
   request: { params: ChatIdParam, query: SubjectQuery, body: jsonBody(z.object({ title: z.string().max(10_000) })) },
   responses: { 200: jsonContent(ChatSchema, "The chat"), ...errorResponses },
+});
+chatCrudRoutes.openapi(patch, async (c) => {
+  const chat = await chatFor(c, c.req.valid("param").id, c.req.valid("query").external_subject_id);
+  const updated = await updateChat(c.get("db"), chat.id, { title: truncateTitle(c.req.valid("json").title) });
+  return c.json(publicChat(updated), 200);
 });
 
 const access = createRoute({
@@ -114,6 +124,7 @@ const access = createRoute({
   path: "/chats/{id}/access",
   tags,
   operationId: "setChatAccess",
+  ...routePermission("query:rag"),
   summary: "Set who can read the chat's shared transcript",
   description: "`private`: the owner only; `org`: signed-in members of the organization; `public`: anyone with the link.",
   security: userOrKey,
@@ -130,16 +141,26 @@ const access = createRoute({
     ...errorResponses,
   },
 });
+chatCrudRoutes.openapi(access, async (c) => {
+  const chat = await chatFor(c, c.req.valid("param").id, c.req.valid("query").external_subject_id);
+  return c.json(await setChatAccess(c, chat, c.req.valid("json").access_level), 200);
+});
 
 const remove = createRoute({
   method: "delete",
   path: "/chats/{id}",
   tags,
   operationId: "deleteChat",
+  ...routePermission("query:rag"),
   summary: "Delete a chat and its conversation data",
   security: userOrKey,
   request: { params: ChatIdParam, query: SubjectQuery },
   responses: { 204: noContent, ...errorResponses },
+});
+chatCrudRoutes.openapi(remove, async (c) => {
+  const chat = await chatFor(c, c.req.valid("param").id, c.req.valid("query").external_subject_id);
+  await removeChat(c, chat);
+  return c.body(null, 204);
 });
 
 const removeMessage = createRoute({
@@ -147,10 +168,17 @@ const removeMessage = createRoute({
   path: "/chats/{id}/messages/{messageId}",
   tags,
   operationId: "deleteChatMessage",
+  ...routePermission("query:rag"),
   summary: "Delete one message of the chat",
   security: userOrKey,
   request: { params: MessageParams, query: SubjectQuery },
   responses: { 204: noContent, ...errorResponses },
+});
+chatCrudRoutes.openapi(removeMessage, async (c) => {
+  const { id, messageId } = c.req.valid("param");
+  const chat = await chatFor(c, id, c.req.valid("query").external_subject_id);
+  if (!(await deleteMessage(c.get("db"), chat.id, messageId))) throw notFound("Message");
+  return c.body(null, 204);
 });
 
 const todo = createRoute({
@@ -158,10 +186,15 @@ const todo = createRoute({
   path: "/chats/{id}/todo",
   tags,
   operationId: "getChatTodo",
+  ...routePermission("query:rag"),
   summary: "The chat's persistent todo list (deep mode), or null",
   security: userOrKey,
   request: { params: ChatIdParam, query: SubjectQuery },
   responses: { 200: jsonContent(TodoSchema, "The todo list"), ...errorResponses },
+});
+chatCrudRoutes.openapi(todo, async (c) => {
+  const chat = await chatFor(c, c.req.valid("param").id, c.req.valid("query").external_subject_id);
+  return c.json({ todo: chat.todo ?? null }, 200);
 });
 
 const stop = createRoute({
@@ -169,10 +202,15 @@ const stop = createRoute({
   path: "/chats/{id}/stop",
   tags,
   operationId: "stopChat",
+  ...routePermission("query:rag"),
   summary: "Abort the chat's active stream; the partial answer is saved",
   security: userOrKey,
   request: { params: ChatIdParam, query: SubjectQuery },
   responses: { 200: jsonContent(z.object({ stopped: z.boolean() }), "Whether a stream was aborted"), ...errorResponses },
+});
+chatCrudRoutes.openapi(stop, async (c) => {
+  const chat = await chatFor(c, c.req.valid("param").id, c.req.valid("query").external_subject_id);
+  return c.json({ stopped: await stopTurn(c.env, chat.id) }, 200);
 });
 
 const terminate = createRoute({
@@ -180,6 +218,7 @@ const terminate = createRoute({
   path: "/chats/{id}/terminate",
   tags,
   operationId: "terminateChat",
+  ...routePermission("query:rag"),
   summary: "End the chat session; messages are kept for audit, later turns answer 409 chat_terminated",
   security: userOrKey,
   request: {
@@ -192,88 +231,8 @@ const terminate = createRoute({
   },
   responses: { 200: jsonContent(ChatSchema, "The terminated chat"), ...errorResponses },
 });
-
-export const chatCrudRoutes = createRouter()
-  .openapi(models, async (c) => {
-    requireCaller(c);
-    return c.json({ models: listModels(c.env).map(({ upstream_model: _u, ...m }) => m) }, 200);
-  })
-  .openapi(list, async (c) => {
-    const caller = requireCaller(c);
-    const q = c.req.valid("query");
-    assertSubjectParam(caller, q.external_subject_id);
-    const db = c.get("db");
-    const tenant = await getTenant(db, q.tenant_id);
-    await authorize(c, "query:rag", tenantScope(tenant), { what: "Tenant", addressedBy: "param" });
-    if (q.knowledge_base_id) {
-      const kb = await getKnowledgeBase(db, q.knowledge_base_id);
-      if (kb && kb.tenantId !== tenant!.id) throw badRequest("knowledge_base_id belongs to another tenant");
-      await authorize(c, "query:rag", knowledgeBaseScope(kb), { what: "Knowledge base", addressedBy: "param" });
-    } else if (caller.type === "api_key" && caller.key.knowledgeBaseId) {
-      throw badRequest("knowledge_base_id is required for an API key restricted to one knowledge base", [
-        { path: "query.knowledge_base_id", message: "Required for this key" },
-      ]);
-    }
-    const { rows, total } = await listChats(
-      db,
-      {
-        tenantId: tenant!.id,
-        knowledgeBaseId: q.knowledge_base_id,
-        ownerUserId: caller.type === "user" ? caller.user.id : undefined,
-        keyCreated: caller.type === "api_key",
-        externalSubjectId: q.external_subject_id,
-        isQuery: q.is_query,
-      },
-      q,
-    );
-    return c.json({ chats: rows.map(publicChat), total, limit: q.limit, offset: q.offset }, 200);
-  })
-  .openapi(getMessages, async (c) => {
-    const q = c.req.valid("query");
-    const { chat } = await authorizeChat(c, c.req.valid("param").id, q.external_subject_id);
-    const { rows, total } = await listMessages(c.get("db"), chat.id, q);
-    return c.json({ chat: publicChat(chat), messages: rows.map(publicMessage), total, limit: q.limit, offset: q.offset }, 200);
-  })
-  .openapi(patch, async (c) => {
-    const { chat } = await authorizeChat(c, c.req.valid("param").id, c.req.valid("query").external_subject_id);
-    const updated = await updateChat(c.get("db"), chat.id, { title: truncateTitle(c.req.valid("json").title) });
-    return c.json(publicChat(updated), 200);
-  })
-  .openapi(access, async (c) => {
-    const { chat } = await authorizeChat(c, c.req.valid("param").id, c.req.valid("query").external_subject_id);
-    const level = c.req.valid("json").access_level;
-    const updated = await updateChat(c.get("db"), chat.id, { accessLevel: level });
-    const share_url = level === "private" ? null : `${config(c.env).publicBaseUrl}/share/${updated.id}`;
-    return c.json({ access_level: updated.accessLevel, share_url }, 200);
-  })
-  .openapi(remove, async (c) => {
-    const { chat } = await authorizeChat(c, c.req.valid("param").id, c.req.valid("query").external_subject_id);
-    await stopTurn(c.env, chat.id).catch(() => false);
-    await deleteChat(c.get("db"), chat.id);
-    // Its stored images went onto the garbage list with the rows: drain it soon.
-    c.executionCtx.waitUntil(enqueueGc(c.env, 1));
-    return c.body(null, 204);
-  })
-  .openapi(removeMessage, async (c) => {
-    const { id, messageId } = c.req.valid("param");
-    const { chat } = await authorizeChat(c, id, c.req.valid("query").external_subject_id);
-    const deleted = await deleteMessage(c.get("db"), chat.id, messageId);
-    if (!deleted) throw notFound("Message");
-    return c.body(null, 204);
-  })
-  .openapi(todo, async (c) => {
-    const { chat } = await authorizeChat(c, c.req.valid("param").id, c.req.valid("query").external_subject_id);
-    return c.json({ todo: chat.todo ?? null }, 200);
-  })
-  .openapi(stop, async (c) => {
-    const { chat } = await authorizeChat(c, c.req.valid("param").id, c.req.valid("query").external_subject_id);
-    return c.json({ stopped: await stopTurn(c.env, chat.id) }, 200);
-  })
-  .openapi(terminate, async (c) => {
-    const { chat } = await authorizeChat(c, c.req.valid("param").id, c.req.valid("query").external_subject_id);
-    const body = (c.req.valid("json") ?? {}) as { termination_reason?: string };
-    await stopTurn(c.env, chat.id).catch(() => false);
-    const updated = await terminateChat(c.get("db"), chat, body.termination_reason ?? null);
-    return c.json(publicChat(updated), 200);
-  });
-
+chatCrudRoutes.openapi(terminate, async (c) => {
+  const chat = await chatFor(c, c.req.valid("param").id, c.req.valid("query").external_subject_id);
+  const body = (c.req.valid("json") ?? {}) as { termination_reason?: string };
+  return c.json(publicChat(await endChat(c, chat, body.termination_reason ?? null)), 200);
+});

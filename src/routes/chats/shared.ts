@@ -1,4 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
+import { routePermission } from "../../auth/route-permission";
 import type { Context } from "hono";
 import { optionalCaller } from "../../auth/authorize";
 import { notFound } from "../../lib/errors";
@@ -45,6 +46,7 @@ const shared = createRoute({
   path: "/shared-chats/{id}",
   tags: ["Chats"],
   operationId: "getSharedChat",
+  ...routePermission("public"),
   summary: "Read-only, sanitized transcript of a shared chat",
   description:
     "`public`: anyone. `org`: a signed-in member of the owning organization. `private` (or not allowed): 404. " +

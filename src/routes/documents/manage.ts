@@ -1,25 +1,31 @@
 import { createRoute } from "@hono/zod-openapi";
-import { authorize } from "../../auth/authorize";
-import { conflict } from "../../lib/errors";
+import { routePermission } from "../../auth/route-permission";
 import { errorResponses, IdParam, jsonContent, noContent, userOrKey } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
-import { scheduleDocumentCleanup } from "../../services/documents/cleanup";
-import { documentScope, getDocument, markDeleted, publicDocument, requeueDocument } from "../../services/documents/documents";
-import { enqueueProcessing } from "../../services/ingest/messages";
+import { documentFor, publicDocument } from "../../services/documents/documents";
+import { deleteDocument, reprocessDocument } from "../../services/documents/manage";
 import { DocumentSchema } from "./schemas";
 
 const tags = ["Documents"];
+
+export const manageRoutes = createRouter();
 
 const remove = createRoute({
   method: "delete",
   path: "/documents/{id}",
   tags,
   operationId: "deleteDocument",
+  ...routePermission("documents:delete"),
   summary: "Delete a document: removed from search at once; its file, chunks and vectors are cleaned up",
   description: "Idempotent: deleting an already deleted document answers 204. A derived text document cannot be deleted on its own (409 derived_document).",
   security: userOrKey,
   request: { params: IdParam },
   responses: { 204: noContent, ...errorResponses },
+});
+manageRoutes.openapi(remove, async (c) => {
+  const doc = await documentFor(c, c.req.valid("param").id, "documents:delete");
+  await deleteDocument(c.env, c.get("db"), doc, (p) => c.executionCtx.waitUntil(p));
+  return c.body(null, 204);
 });
 
 const reprocess = createRoute({
@@ -27,6 +33,7 @@ const reprocess = createRoute({
   path: "/documents/{id}/reprocess",
   tags,
   operationId: "reprocessDocument",
+  ...routePermission("documents:write"),
   summary: "Queue a document for processing again",
   description:
     "Refused with 409: `document_deleted`, `derived_document`, `document_busy` (queued or processing), " +
@@ -35,24 +42,7 @@ const reprocess = createRoute({
   request: { params: IdParam },
   responses: { 202: jsonContent(DocumentSchema, "The document, queued"), ...errorResponses },
 });
-
-export const manageRoutes = createRouter()
-  .openapi(remove, async (c) => {
-    const db = c.get("db");
-    const doc = await getDocument(db, c.req.valid("param").id);
-    await authorize(c, "documents:delete", documentScope(doc), { what: "Document" });
-    if (doc!.status !== "deleted") {
-      if (doc!.parentDocumentId) throw conflict("derived_document", "This is a derived text document; delete its source document instead");
-      await markDeleted(db, doc!);
-      scheduleDocumentCleanup(c.env, db, doc!.id, (p) => c.executionCtx.waitUntil(p));
-    }
-    return c.body(null, 204);
-  })
-  .openapi(reprocess, async (c) => {
-    const db = c.get("db");
-    const doc = await getDocument(db, c.req.valid("param").id);
-    await authorize(c, "documents:write", documentScope(doc), { what: "Document" });
-    const queued = await requeueDocument(db, doc!);
-    await enqueueProcessing(c.env, queued);
-    return c.json(publicDocument(queued), 202);
-  });
+manageRoutes.openapi(reprocess, async (c) => {
+  const doc = await documentFor(c, c.req.valid("param").id, "documents:write");
+  return c.json(publicDocument(await reprocessDocument(c.env, c.get("db"), doc)), 202);
+});

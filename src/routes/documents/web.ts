@@ -1,25 +1,25 @@
 import { createRoute } from "@hono/zod-openapi";
-import { requireCaller } from "../../auth/authorize";
-import { errorResponses, jsonBody, jsonContent, userOrKey } from "../../lib/openapi";
+import { routePermission } from "../../auth/route-permission";
+import { callerId } from "../../auth/caller";
+import { errorResponses, extraErrors, jsonBody, jsonContent, userOrKey } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import { publicDocument } from "../../services/documents/documents";
 import { ingestUrl } from "../../services/web/ingest-url";
 import { discoverSite } from "../../services/web/site";
-import { creatorOf, knowledgeBaseForWrite } from "./upload";
+import { knowledgeBaseFor } from "../../services/knowledge-bases";
 import { DocumentSchema, SiteUrlsSchema, UploadSiteBody, UploadUrlBody } from "./schemas";
 
 const tags = ["Documents"];
-const fetchErrors = {
-  413: { description: "The page is larger than 5 MB" },
-  415: { description: "The URL serves a type that is not accepted" },
-  422: { description: "fetch_failed: unreachable, timed out (15 s), or not 2xx" },
-};
+const fetchErrors = extraErrors(413, 415, 422);
+
+export const webRoutes = createRouter();
 
 const uploadUrl = createRoute({
   method: "post",
   path: "/documents/upload-url",
   tags,
   operationId: "ingestWebPage",
+  ...routePermission("documents:write"),
   summary: "Fetch a web page, keep its readable content as Markdown and queue it",
   description:
     "https:// is added when the scheme is omitted. The page is fetched during the request (15 s, 5 MB); private, " +
@@ -29,31 +29,28 @@ const uploadUrl = createRoute({
   request: { body: jsonBody(UploadUrlBody) },
   responses: { 201: jsonContent(DocumentSchema, "The document, queued"), ...errorResponses, ...fetchErrors },
 });
+webRoutes.openapi(uploadUrl, async (c) => {
+  const body = c.req.valid("json");
+  const kb = await knowledgeBaseFor(c, body.kb_id, "documents:write", { addressedBy: "param", tenantId: body.tenant_id });
+  const doc = await ingestUrl(c.env, c.get("db"), kb, body.url, callerId(c.get("caller")));
+  return c.json(publicDocument(doc), 201);
+});
 
 const uploadSite = createRoute({
   method: "post",
   path: "/documents/upload-url-site",
   tags,
   operationId: "discoverSitePages",
+  ...routePermission("documents:write"),
   summary: "Discover up to 25 page URLs of a site (robots.txt and sitemaps, then the root page's links)",
   description: "Returns URLs only: ingest the chosen pages with POST /documents/upload-url. Same host unless include_subdomains.",
   security: userOrKey,
   request: { body: jsonBody(UploadSiteBody) },
   responses: { 200: jsonContent(SiteUrlsSchema, "Discovered URLs"), ...errorResponses, ...fetchErrors },
 });
-
-export const webRoutes = createRouter()
-  .openapi(uploadUrl, async (c) => {
-    const caller = requireCaller(c);
-    const body = c.req.valid("json");
-    const kb = await knowledgeBaseForWrite(c, body.kb_id, body.tenant_id);
-    const doc = await ingestUrl(c.env, c.get("db"), kb, body.url, creatorOf(caller));
-    return c.json(publicDocument(doc), 201);
-  })
-  .openapi(uploadSite, async (c) => {
-    const body = c.req.valid("json");
-    // The knowledge base is named for access validation: the caller must be able to add documents to it.
-    await knowledgeBaseForWrite(c, body.kb_id, body.tenant_id);
-    const urls = await discoverSite(c.env, body.url, body.include_subdomains);
-    return c.json({ urls }, 200);
-  });
+webRoutes.openapi(uploadSite, async (c) => {
+  const body = c.req.valid("json");
+  // The knowledge base is named for access validation: the caller must be able to add documents to it.
+  await knowledgeBaseFor(c, body.kb_id, "documents:write", { addressedBy: "param", tenantId: body.tenant_id });
+  return c.json({ urls: await discoverSite(c.env, body.url, body.include_subdomains) }, 200);
+});

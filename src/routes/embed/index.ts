@@ -1,11 +1,9 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { authorize, requireCaller } from "../../auth/authorize";
-import { assertTenantMatches } from "../../auth/load";
 import { routePermission } from "../../auth/route-permission";
 import { errorResponses, jsonBody, jsonContent, Timestamp, userOrKey } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import { EMBED_TTL, MAX_EMBED_ORIGINS, mintEmbedToken, publicEmbedToken } from "../../services/embed/tokens";
-import { getKnowledgeBase, knowledgeBaseScope } from "../../services/knowledge-bases";
+import { knowledgeBaseFor } from "../../services/knowledge-bases";
 import { SubjectId } from "../chats/schemas";
 
 const tags = ["Embedding"];
@@ -55,12 +53,10 @@ const mint = createRoute({
 });
 
 export const embedRoutes = createRouter().openapi(mint, async (c) => {
-  const caller = requireCaller(c);
+  const caller = c.get("caller");
   const body = c.req.valid("json");
-  const kb = await getKnowledgeBase(c.get("db"), body.knowledge_base_id);
-  await authorize(c, "embed:mint", knowledgeBaseScope(kb), { what: "Knowledge base", addressedBy: "param" });
-  assertTenantMatches(kb!, body.tenant_id);
+  const kb = await knowledgeBaseFor(c, body.knowledge_base_id, "embed:mint", { addressedBy: "param", tenantId: body.tenant_id });
   const minter = caller.type === "user" ? { userId: caller.user.id } : { apiKeyId: caller.key.id };
-  const { token, record } = await mintEmbedToken(c.get("db"), kb!, body, minter);
+  const { token, record } = await mintEmbedToken(c.get("db"), kb, body, minter);
   return c.json(publicEmbedToken(token, record), 201);
 });

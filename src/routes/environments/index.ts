@@ -1,18 +1,19 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { authorize, requireUser } from "../../auth/authorize";
+import { routePermission } from "../../auth/route-permission";
+import { requireUser } from "../../auth/authorize";
 import { SCOPES } from "../../auth/scopes";
 import { errorResponses, IdParam, jsonBody, jsonContent, noContent, Timestamp, userOnly } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
-import { createApiKey, getApiKey, listApiKeys, publicApiKey, revokeApiKey } from "../../services/api-keys";
+import { apiKeyFor, createApiKey, listApiKeys, publicApiKey, revokeApiKey } from "../../services/api-keys";
 import {
   createEnvironment,
   deleteEnvironment,
-  environmentScope,
-  getEnvironment,
+  environmentFor,
   listEnvironments,
   publicEnvironment,
   renameEnvironment,
 } from "../../services/environments";
+import { organizationFor } from "../../services/organizations";
 
 const EnvironmentSchema = z
   .object({
@@ -24,6 +25,9 @@ const EnvironmentSchema = z
     updated_at: Timestamp,
   })
   .openapi("Environment");
+
+/** The body of GET /environments/{id}, for tests and clients. */
+export type EnvironmentResponse = z.infer<typeof EnvironmentSchema>;
 
 const EnvironmentBody = z.object({ name: z.string().trim().min(1).max(255) });
 
@@ -58,15 +62,23 @@ const CreateApiKeyBody = z.object({
 const envTags = ["Environments"];
 const keyTags = ["API keys"];
 
+export const environmentRoutes = createRouter();
+
 const listEnvs = createRoute({
   method: "get",
   path: "/organizations/{id}/environments",
   tags: envTags,
   operationId: "listEnvironments",
+  ...routePermission("environments:read"),
   summary: "Environments of an organization",
   security: userOnly,
   request: { params: IdParam },
   responses: { 200: jsonContent(z.object({ environments: z.array(EnvironmentSchema) }), "Environments"), ...errorResponses },
+});
+environmentRoutes.openapi(listEnvs, async (c) => {
+  const { organization } = await organizationFor(c, c.req.valid("param").id, "environments:read");
+  const rows = await listEnvironments(c.get("db"), organization.id);
+  return c.json({ environments: rows.map(publicEnvironment) }, 200);
 });
 
 const createEnv = createRoute({
@@ -74,10 +86,16 @@ const createEnv = createRoute({
   path: "/organizations/{id}/environments",
   tags: envTags,
   operationId: "createEnvironment",
+  ...routePermission("environments:write"),
   summary: "Create an environment (owner, billing_admin, developer)",
   security: userOnly,
   request: { params: IdParam, body: jsonBody(EnvironmentBody) },
   responses: { 201: jsonContent(EnvironmentSchema, "The environment"), ...errorResponses },
+});
+environmentRoutes.openapi(createEnv, async (c) => {
+  const { organization } = await organizationFor(c, c.req.valid("param").id, "environments:write");
+  const env = await createEnvironment(c.get("db"), organization.id, c.req.valid("json").name);
+  return c.json(publicEnvironment(env), 201);
 });
 
 const getEnv = createRoute({
@@ -85,10 +103,15 @@ const getEnv = createRoute({
   path: "/environments/{id}",
   tags: envTags,
   operationId: "getEnvironment",
+  ...routePermission("environments:read"),
   summary: "One environment",
   security: userOnly,
   request: { params: IdParam },
   responses: { 200: jsonContent(EnvironmentSchema, "The environment"), ...errorResponses },
+});
+environmentRoutes.openapi(getEnv, async (c) => {
+  const env = await environmentFor(c, c.req.valid("param").id, "environments:read");
+  return c.json(publicEnvironment(env), 200);
 });
 
 const patchEnv = createRoute({
@@ -96,10 +119,16 @@ const patchEnv = createRoute({
   path: "/environments/{id}",
   tags: envTags,
   operationId: "updateEnvironment",
+  ...routePermission("environments:write"),
   summary: "Rename an environment (owner, billing_admin, developer)",
   security: userOnly,
   request: { params: IdParam, body: jsonBody(EnvironmentBody) },
   responses: { 200: jsonContent(EnvironmentSchema, "The environment"), ...errorResponses },
+});
+environmentRoutes.openapi(patchEnv, async (c) => {
+  const env = await environmentFor(c, c.req.valid("param").id, "environments:write");
+  const updated = await renameEnvironment(c.get("db"), env.id, c.req.valid("json").name);
+  return c.json(publicEnvironment(updated), 200);
 });
 
 const deleteEnv = createRoute({
@@ -107,10 +136,16 @@ const deleteEnv = createRoute({
   path: "/environments/{id}",
   tags: envTags,
   operationId: "deleteEnvironment",
+  ...routePermission("environments:delete"),
   summary: "Delete an environment (owner only); 409 while it still has tenants",
   security: userOnly,
   request: { params: IdParam },
   responses: { 204: noContent, ...errorResponses },
+});
+environmentRoutes.openapi(deleteEnv, async (c) => {
+  const env = await environmentFor(c, c.req.valid("param").id, "environments:delete");
+  await deleteEnvironment(c.get("db"), env.id);
+  return c.body(null, 204);
 });
 
 const createKey = createRoute({
@@ -118,6 +153,7 @@ const createKey = createRoute({
   path: "/environments/{id}/api-keys",
   tags: keyTags,
   operationId: "createApiKey",
+  ...routePermission("api_keys:manage"),
   summary: "Create an API key (owner, billing_admin, developer)",
   description:
     "The key is limited to this environment, to `tenant_ids` (empty = all tenants of the environment) and, " +
@@ -126,16 +162,28 @@ const createKey = createRoute({
   request: { params: IdParam, body: jsonBody(CreateApiKeyBody) },
   responses: { 201: jsonContent(CreatedApiKeySchema, "The key, with its secret"), ...errorResponses },
 });
+environmentRoutes.openapi(createKey, async (c) => {
+  const user = requireUser(c);
+  const env = await environmentFor(c, c.req.valid("param").id, "api_keys:manage");
+  const { key, record } = await createApiKey(c.get("db"), env, c.req.valid("json"), user.user.id);
+  return c.json({ ...publicApiKey(record), key }, 201);
+});
 
 const listKeys = createRoute({
   method: "get",
   path: "/environments/{id}/api-keys",
   tags: keyTags,
   operationId: "listApiKeys",
+  ...routePermission("api_keys:read"),
   summary: "Active API keys of an environment (without secrets)",
   security: userOnly,
   request: { params: IdParam },
   responses: { 200: jsonContent(z.object({ api_keys: z.array(ApiKeySchema) }), "Keys"), ...errorResponses },
+});
+environmentRoutes.openapi(listKeys, async (c) => {
+  const env = await environmentFor(c, c.req.valid("param").id, "api_keys:read");
+  const keys = await listApiKeys(c.get("db"), env.id);
+  return c.json({ api_keys: keys.map(publicApiKey) }, 200);
 });
 
 const deleteKey = createRoute({
@@ -143,73 +191,14 @@ const deleteKey = createRoute({
   path: "/api-keys/{id}",
   tags: keyTags,
   operationId: "revokeApiKey",
+  ...routePermission("api_keys:manage"),
   summary: "Revoke an API key; it stops working on the next request",
   security: userOnly,
   request: { params: IdParam },
   responses: { 204: noContent, ...errorResponses },
 });
-
-async function loadEnvironment(c: Parameters<typeof requireUser>[0], id: string) {
-  return getEnvironment(c.get("db"), id);
-}
-
-export const environmentRoutes = createRouter()
-  .openapi(listEnvs, async (c) => {
-    requireUser(c);
-    const { id } = c.req.valid("param");
-    await authorize(c, "environments:read", { organizationId: id }, { what: "Organization" });
-    const rows = await listEnvironments(c.get("db"), id);
-    return c.json({ environments: rows.map(publicEnvironment) }, 200);
-  })
-  .openapi(createEnv, async (c) => {
-    requireUser(c);
-    const { id } = c.req.valid("param");
-    await authorize(c, "environments:write", { organizationId: id }, { what: "Organization" });
-    const env = await createEnvironment(c.get("db"), id, c.req.valid("json").name);
-    return c.json(publicEnvironment(env), 201);
-  })
-  .openapi(getEnv, async (c) => {
-    requireUser(c);
-    const env = await loadEnvironment(c, c.req.valid("param").id);
-    await authorize(c, "environments:read", environmentScope(env), { what: "Environment" });
-    return c.json(publicEnvironment(env!), 200);
-  })
-  .openapi(patchEnv, async (c) => {
-    requireUser(c);
-    const env = await loadEnvironment(c, c.req.valid("param").id);
-    await authorize(c, "environments:write", environmentScope(env), { what: "Environment" });
-    const updated = await renameEnvironment(c.get("db"), env!.id, c.req.valid("json").name);
-    return c.json(publicEnvironment(updated), 200);
-  })
-  .openapi(deleteEnv, async (c) => {
-    requireUser(c);
-    const env = await loadEnvironment(c, c.req.valid("param").id);
-    await authorize(c, "environments:delete", environmentScope(env), { what: "Environment" });
-    await deleteEnvironment(c.get("db"), env!.id);
-    return c.body(null, 204);
-  })
-  .openapi(createKey, async (c) => {
-    const user = requireUser(c);
-    const env = await loadEnvironment(c, c.req.valid("param").id);
-    await authorize(c, "api_keys:manage", environmentScope(env), { what: "Environment" });
-    const { key, record } = await createApiKey(c.get("db"), env!, c.req.valid("json"), user.user.id);
-    return c.json({ ...publicApiKey(record), key }, 201);
-  })
-  .openapi(listKeys, async (c) => {
-    requireUser(c);
-    const env = await loadEnvironment(c, c.req.valid("param").id);
-    await authorize(c, "api_keys:read", environmentScope(env), { what: "Environment" });
-    const keys = await listApiKeys(c.get("db"), env!.id);
-    return c.json({ api_keys: keys.map(publicApiKey) }, 200);
-  })
-  .openapi(deleteKey, async (c) => {
-    requireUser(c);
-    const db = c.get("db");
-    const key = await getApiKey(db, c.req.valid("param").id);
-    await authorize(c, "api_keys:manage", key ? { organizationId: key.organizationId, environmentId: key.environmentId } : null, {
-      what: "API key",
-    });
-    await revokeApiKey(db, key!.id);
-    return c.body(null, 204);
-  });
-
+environmentRoutes.openapi(deleteKey, async (c) => {
+  const key = await apiKeyFor(c, c.req.valid("param").id, "api_keys:manage");
+  await revokeApiKey(c.get("db"), key.id);
+  return c.body(null, 204);
+});

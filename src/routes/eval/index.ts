@@ -1,9 +1,8 @@
 import { z } from "@hono/zod-openapi";
-import { authorize } from "../../auth/authorize";
 import { isProduction } from "../../lib/config";
 import { badRequest, notFound } from "../../lib/errors";
 import { createRouter, zodDetails } from "../../lib/router";
-import { getKnowledgeBase, knowledgeBaseScope } from "../../services/knowledge-bases";
+import { knowledgeBaseFor } from "../../services/knowledge-bases";
 import { searchKnowledgeBase } from "../../services/retrieval/search";
 
 const EvalBody = z.object({
@@ -34,12 +33,11 @@ export const evalRoutes = createRouter().post("/eval/search", async (c) => {
   const parsed = EvalBody.safeParse(await c.req.json().catch(() => null));
   if (!parsed.success) throw badRequest("Invalid evaluation request", zodDetails(parsed.error, "json"));
   const body = parsed.data;
-  const kb = await getKnowledgeBase(c.get("db"), body.knowledge_base_id);
-  await authorize(c, "query:rag", knowledgeBaseScope(kb), { what: "Knowledge base", addressedBy: "param" });
+  const kb = await knowledgeBaseFor(c, body.knowledge_base_id, "query:rag", { addressedBy: "param" });
   const started = Date.now();
   const timings: Record<string, number> = {};
   const passages = await searchKnowledgeBase(c.env, c.get("db"), {
-    knowledgeBaseId: kb!.id,
+    knowledgeBaseId: kb.id,
     query: body.query,
     limit: body.limit,
     fts: body.lexical,

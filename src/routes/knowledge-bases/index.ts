@@ -1,23 +1,22 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { authorize } from "../../auth/authorize";
 import { routePermission } from "../../auth/route-permission";
-import { forbidden } from "../../lib/errors";
 import { errorResponses, IdParam, jsonBody, jsonContent, noContent, pagingQuery, userOrKey } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import { runCleanup } from "../../services/cleanup";
 import {
-  createKnowledgeBase,
+  createKnowledgeBaseFor,
   deleteKnowledgeBase,
   knowledgeBaseFor,
-  listKnowledgeBases,
+  listKnowledgeBasesFor,
   promptOf,
   publicKnowledgeBase,
   updateKnowledgeBase,
 } from "../../services/knowledge-bases";
-import { getTenant, tenantScope } from "../../services/tenants";
 import { CreateKnowledgeBaseBody, KnowledgeBaseSchema, PromptSchema, UpdateKnowledgeBaseBody } from "./schemas";
 
 const tags = ["Knowledge bases"];
+
+export const knowledgeBaseRoutes = createRouter();
 
 const list = createRoute({
   method: "get",
@@ -36,6 +35,11 @@ const list = createRoute({
     ...errorResponses,
   },
 });
+knowledgeBaseRoutes.openapi(list, async (c) => {
+  const q = c.req.valid("query");
+  const { rows, total } = await listKnowledgeBasesFor(c, q.tenant_id, q);
+  return c.json({ knowledge_bases: rows.map(publicKnowledgeBase), total, limit: q.limit, offset: q.offset }, 200);
+});
 
 const get = createRoute({
   method: "get",
@@ -47,6 +51,10 @@ const get = createRoute({
   security: userOrKey,
   request: { params: IdParam },
   responses: { 200: jsonContent(KnowledgeBaseSchema, "The knowledge base"), ...errorResponses },
+});
+knowledgeBaseRoutes.openapi(get, async (c) => {
+  const kb = await knowledgeBaseFor(c, c.req.valid("param").id, "documents:read");
+  return c.json(publicKnowledgeBase(kb), 200);
 });
 
 const getPrompt = createRoute({
@@ -60,6 +68,10 @@ const getPrompt = createRoute({
   request: { params: IdParam },
   responses: { 200: jsonContent(PromptSchema, "Prompt fields"), ...errorResponses },
 });
+knowledgeBaseRoutes.openapi(getPrompt, async (c) => {
+  const kb = await knowledgeBaseFor(c, c.req.valid("param").id, "documents:read");
+  return c.json(promptOf(kb), 200);
+});
 
 const create = createRoute({
   method: "post",
@@ -71,6 +83,10 @@ const create = createRoute({
   security: userOrKey,
   request: { body: jsonBody(CreateKnowledgeBaseBody) },
   responses: { 201: jsonContent(KnowledgeBaseSchema, "The knowledge base"), ...errorResponses },
+});
+knowledgeBaseRoutes.openapi(create, async (c) => {
+  const kb = await createKnowledgeBaseFor(c, c.req.valid("json"));
+  return c.json(publicKnowledgeBase(kb), 201);
 });
 
 const update = createRoute({
@@ -84,6 +100,11 @@ const update = createRoute({
   request: { params: IdParam, body: jsonBody(UpdateKnowledgeBaseBody) },
   responses: { 200: jsonContent(KnowledgeBaseSchema, "The knowledge base"), ...errorResponses },
 });
+knowledgeBaseRoutes.openapi(update, async (c) => {
+  const kb = await knowledgeBaseFor(c, c.req.valid("param").id, "documents:write");
+  const updated = await updateKnowledgeBase(c.get("db"), kb.id, c.req.valid("json"));
+  return c.json(publicKnowledgeBase(updated), 200);
+});
 
 const remove = createRoute({
   method: "delete",
@@ -96,49 +117,10 @@ const remove = createRoute({
   request: { params: IdParam },
   responses: { 204: noContent, ...errorResponses },
 });
-
-export const knowledgeBaseRoutes = createRouter()
-  .openapi(list, async (c) => {
-    const caller = c.get("caller");
-    const q = c.req.valid("query");
-    const db = c.get("db");
-    const tenant = await getTenant(db, q.tenant_id);
-    await authorize(c, "documents:read", tenantScope(tenant), { what: "Tenant", addressedBy: "param" });
-    // A key restricted to one knowledge base sees only that one.
-    const onlyId = caller.type === "api_key" ? caller.key.knowledgeBaseId : null;
-    const { rows, total } = await listKnowledgeBases(db, tenant!.id, { onlyId, limit: q.limit, offset: q.offset });
-    return c.json({ knowledge_bases: rows.map(publicKnowledgeBase), total, limit: q.limit, offset: q.offset }, 200);
-  })
-  .openapi(get, async (c) => {
-    const kb = await knowledgeBaseFor(c, c.req.valid("param").id, "documents:read");
-    return c.json(publicKnowledgeBase(kb), 200);
-  })
-  .openapi(getPrompt, async (c) => {
-    const kb = await knowledgeBaseFor(c, c.req.valid("param").id, "documents:read");
-    return c.json(promptOf(kb), 200);
-  })
-  .openapi(create, async (c) => {
-    const caller = c.get("caller");
-    const body = c.req.valid("json");
-    const db = c.get("db");
-    const tenant = await getTenant(db, body.tenant_id);
-    await authorize(c, "documents:write", tenantScope(tenant), { what: "Tenant", addressedBy: "param" });
-    if (caller.type === "api_key" && caller.key.knowledgeBaseId) {
-      // A key restricted to one knowledge base touches only that one.
-      throw forbidden("This API key is restricted to one knowledge base and cannot create others");
-    }
-    const kb = await createKnowledgeBase(db, tenant!, body, caller.type === "user" ? caller.user.id : caller.key.id);
-    return c.json(publicKnowledgeBase(kb), 201);
-  })
-  .openapi(update, async (c) => {
-    const kb = await knowledgeBaseFor(c, c.req.valid("param").id, "documents:write");
-    const updated = await updateKnowledgeBase(c.get("db"), kb.id, c.req.valid("json"));
-    return c.json(publicKnowledgeBase(updated), 200);
-  })
-  .openapi(remove, async (c) => {
-    const db = c.get("db");
-    const kb = await knowledgeBaseFor(c, c.req.valid("param").id, "documents:delete");
-    await runCleanup("knowledge_base", { db, env: c.env, waitUntil: (p) => c.executionCtx.waitUntil(p) }, kb.id);
-    await deleteKnowledgeBase(db, kb.id);
-    return c.body(null, 204);
-  });
+knowledgeBaseRoutes.openapi(remove, async (c) => {
+  const db = c.get("db");
+  const kb = await knowledgeBaseFor(c, c.req.valid("param").id, "documents:delete");
+  await runCleanup("knowledge_base", { db, env: c.env, waitUntil: (p) => c.executionCtx.waitUntil(p) }, kb.id);
+  await deleteKnowledgeBase(db, kb.id);
+  return c.body(null, 204);
+});

@@ -32,6 +32,9 @@ export const KnowledgeBaseSchema = PromptSchema.extend({
   updated_at: Timestamp,
 }).openapi("KnowledgeBase");
 
+/** The body of GET /knowledge-bases/{id} (and of create and update), for tests and clients. */
+export type KnowledgeBaseResponse = z.infer<typeof KnowledgeBaseSchema>;
+
 const promptInput = {
   persona: promptField().optional(),
   instructions: promptField().optional(),
@@ -50,11 +53,9 @@ export const CreateKnowledgeBaseBody = z.object({
   ...promptInput,
 });
 
-export const UpdateKnowledgeBaseBody = z.object({
-  name: z.string().trim().min(1).max(255).optional(),
-  description: z.string().max(2000).nullable().optional(),
+/** The create body's fields (all optional, without the tenant: a knowledge base never moves), plus state. */
+export const UpdateKnowledgeBaseBody = CreateKnowledgeBaseBody.omit({ tenant_id: true }).partial().extend({
   status: z.enum(KB_STATUSES).optional(),
   kbMemoryMode: z.enum(KB_MEMORY_MODES).optional(),
   agent_sharing: z.strictObject({ inbound_delegation_enabled: z.boolean() }).optional(),
-  ...promptInput,
 });

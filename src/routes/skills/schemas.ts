@@ -49,7 +49,8 @@ const fields = {
 export const CreateSkillBody = TenantIdBody.extend(fields);
 
 export const UpdateSkillBody = z
-  .object({ name: fields.name.optional(), description: fields.description.optional(), body: fields.body.optional() })
+  .object(fields)
+  .partial()
   .refine((b) => b.name !== undefined || b.description !== undefined || b.body !== undefined, {
     message: "Send at least one of name, description, body",
   });

@@ -1,17 +1,14 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { authorize, requireCaller, visibleTenantIds } from "../../auth/authorize";
-import { badRequest, forbidden } from "../../lib/errors";
+import { routePermission } from "../../auth/route-permission";
 import { errorResponses, IdParam, jsonBody, jsonContent, noContent, pagingQuery, Timestamp, userOrKey } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import { runCleanup } from "../../services/cleanup";
-import { environmentScope, getEnvironment } from "../../services/environments";
 import {
-  createTenant,
+  createTenantFor,
   deleteTenant,
-  getTenant,
-  listTenants,
+  listTenantsFor,
   publicTenant,
-  tenantScope,
+  tenantFor,
   updateTenant,
 } from "../../services/tenants";
 
@@ -38,6 +35,9 @@ export const TenantSchema = z
     updated_at: Timestamp,
   })
   .openapi("Tenant");
+
+/** The body of GET /tenants/{id} (and of create and update), for tests and clients. */
+export type TenantResponse = z.infer<typeof TenantSchema>;
 
 const MAX_METADATA_BYTES = 16 * 1024;
 const Metadata = z
@@ -67,16 +67,8 @@ const CreateTenantBody = z.object({
   metadata: tenantFields.metadata.optional(),
 });
 
-const UpdateTenantBody = z.object({
-  name: tenantFields.name.optional(),
-  external_id: tenantFields.external_id.optional(),
-  external_name: tenantFields.external_name.optional(),
-  credits_pool: tenantFields.credits_pool.optional(),
-  max_knowledge_bases: tenantFields.max_knowledge_bases.optional(),
-  max_documents: tenantFields.max_documents.optional(),
-  max_storage_gb: tenantFields.max_storage_gb.optional(),
-  metadata: tenantFields.metadata.optional(),
-});
+/** The create body's fields, all optional, without the environment (a tenant never moves). */
+const UpdateTenantBody = CreateTenantBody.omit({ environment_id: true }).partial();
 
 const ListQuery = pagingQuery(500, 100).extend({
   env_id: z
@@ -89,11 +81,14 @@ const ListQuery = pagingQuery(500, 100).extend({
 
 const tags = ["Tenants"];
 
+export const tenantRoutes = createRouter();
+
 const list = createRoute({
   method: "get",
   path: "/tenants",
   tags,
   operationId: "listTenants",
+  ...routePermission("tenants:read"),
   summary: "Tenants of an environment, with usage counts",
   description:
     "API keys see the tenants of their allowlist (all tenants of their environment when the allowlist is empty " +
@@ -108,16 +103,26 @@ const list = createRoute({
     ...errorResponses,
   },
 });
+tenantRoutes.openapi(list, async (c) => {
+  const q = c.req.valid("query");
+  const { rows, total } = await listTenantsFor(c, q);
+  return c.json({ tenants: rows.map(publicTenant), total, limit: q.limit, offset: q.offset }, 200);
+});
 
 const get = createRoute({
   method: "get",
   path: "/tenants/{id}",
   tags,
   operationId: "getTenant",
+  ...routePermission("tenants:read"),
   summary: "Tenant configuration, counts and storage used",
   security: userOrKey,
   request: { params: IdParam },
   responses: { 200: jsonContent(TenantSchema, "The tenant"), ...errorResponses },
+});
+tenantRoutes.openapi(get, async (c) => {
+  const tenant = await tenantFor(c, c.req.valid("param").id, "tenants:read");
+  return c.json(publicTenant(tenant), 200);
 });
 
 const create = createRoute({
@@ -125,6 +130,7 @@ const create = createRoute({
   path: "/tenants",
   tags,
   operationId: "createTenant",
+  ...routePermission("tenants:write"),
   summary: "Create a tenant (owner, billing_admin; keys need tenants:write and no tenant allowlist)",
   description:
     "`credits_pool` is allocated from the organization's available credits " +
@@ -133,12 +139,17 @@ const create = createRoute({
   request: { body: jsonBody(CreateTenantBody) },
   responses: { 201: jsonContent(TenantSchema, "The tenant"), ...errorResponses },
 });
+tenantRoutes.openapi(create, async (c) => {
+  const tenant = await createTenantFor(c, c.req.valid("json"));
+  return c.json(publicTenant(tenant), 201);
+});
 
 const update = createRoute({
   method: "patch",
   path: "/tenants/{id}",
   tags,
   operationId: "updateTenant",
+  ...routePermission("tenants:write"),
   summary: "Update a tenant (owner, billing_admin)",
   description:
     "Raising `credits_pool` takes credits from the organization's available credits; it cannot go below `credits_used`.",
@@ -146,67 +157,28 @@ const update = createRoute({
   request: { params: IdParam, body: jsonBody(UpdateTenantBody) },
   responses: { 200: jsonContent(TenantSchema, "The tenant"), ...errorResponses },
 });
+tenantRoutes.openapi(update, async (c) => {
+  const tenant = await tenantFor(c, c.req.valid("param").id, "tenants:write");
+  const updated = await updateTenant(c.get("db"), tenant, c.req.valid("json"));
+  return c.json(publicTenant(updated), 200);
+});
 
 const remove = createRoute({
   method: "delete",
   path: "/tenants/{id}",
   tags,
   operationId: "deleteTenant",
+  ...routePermission("tenants:delete"),
   summary: "Delete a tenant and everything it owns (irreversible)",
   description: "Its unused credits return to the organization; used credits stay counted as used.",
   security: userOrKey,
   request: { params: IdParam },
   responses: { 204: noContent, ...errorResponses },
 });
-
-export const tenantRoutes = createRouter()
-  .openapi(list, async (c) => {
-    const caller = requireCaller(c);
-    const q = c.req.valid("query");
-    const db = c.get("db");
-    let envId = q.env_id;
-    if (!envId) {
-      if (caller.type === "user") {
-        throw badRequest("query.env_id: Required for a user session", [
-          { path: "query.env_id", message: "Required for a user session" },
-        ]);
-      }
-      envId = caller.key.environmentId;
-    }
-    const env = await getEnvironment(db, envId);
-    await authorize(c, "tenants:read", environmentScope(env), { what: "Environment", addressedBy: "param" });
-    const { rows, total } = await listTenants(db, envId, visibleTenantIds(caller), q);
-    return c.json({ tenants: rows.map(publicTenant), total, limit: q.limit, offset: q.offset }, 200);
-  })
-  .openapi(get, async (c) => {
-    const tenant = await getTenant(c.get("db"), c.req.valid("param").id);
-    await authorize(c, "tenants:read", tenantScope(tenant), { what: "Tenant" });
-    return c.json(publicTenant(tenant!), 200);
-  })
-  .openapi(create, async (c) => {
-    const caller = requireCaller(c);
-    const body = c.req.valid("json");
-    const db = c.get("db");
-    const env = await getEnvironment(db, body.environment_id);
-    await authorize(c, "tenants:write", environmentScope(env), { what: "Environment", addressedBy: "param" });
-    if (caller.type === "api_key" && !caller.isAdmin && caller.key.tenantIds.length > 0) {
-      throw forbidden("An API key limited to specific tenants cannot create tenants");
-    }
-    const tenant = await createTenant(db, { organizationId: env!.organizationId, environmentId: env!.id }, body);
-    return c.json(publicTenant(tenant), 201);
-  })
-  .openapi(update, async (c) => {
-    const db = c.get("db");
-    const tenant = await getTenant(db, c.req.valid("param").id);
-    await authorize(c, "tenants:write", tenantScope(tenant), { what: "Tenant" });
-    const updated = await updateTenant(db, tenant!, c.req.valid("json"));
-    return c.json(publicTenant(updated), 200);
-  })
-  .openapi(remove, async (c) => {
-    const db = c.get("db");
-    const tenant = await getTenant(db, c.req.valid("param").id);
-    await authorize(c, "tenants:delete", tenantScope(tenant), { what: "Tenant" });
-    await runCleanup("tenant", { db, env: c.env, waitUntil: (p) => c.executionCtx.waitUntil(p) }, tenant!.id);
-    await deleteTenant(db, tenant!);
-    return c.body(null, 204);
-  });
+tenantRoutes.openapi(remove, async (c) => {
+  const db = c.get("db");
+  const tenant = await tenantFor(c, c.req.valid("param").id, "tenants:delete");
+  await runCleanup("tenant", { db, env: c.env, waitUntil: (p) => c.executionCtx.waitUntil(p) }, tenant.id);
+  await deleteTenant(db, tenant);
+  return c.body(null, 204);
+});

@@ -1,5 +1,9 @@
 import { and, asc, count, desc, eq, or, sql, type SQL } from "drizzle-orm";
-import type { ResourceScope } from "../../auth/resources";
+import type { Context } from "hono";
+import { loadAuthorized } from "../../auth/load";
+import type { Permission } from "../../auth/permissions";
+import type { AppEnv } from "../../types";
+import { inKnowledgeBase, knowledgeBaseRowScope, type ResourceScope } from "../../auth/resources";
 import type { Database } from "../../db/client";
 import { isUniqueViolation } from "../../db/errors";
 import {
@@ -10,6 +14,7 @@ import {
   type ArtifactVisibility,
   type KnowledgeBase,
 } from "../../db/schema";
+import { config } from "../../lib/config";
 import { ApiError, badRequest, conflict, notFound } from "../../lib/errors";
 import { newId, randomBase32 } from "../../lib/ids";
 import { nowIso } from "../../lib/time";
@@ -47,12 +52,12 @@ export function publicArtifact(a: Artifact, publicBaseUrl: string) {
   };
 }
 
+/** The API view of an artifact, with its published URL under PUBLIC_BASE_URL. */
+export const artifactJson = (c: Context<AppEnv>, a: Artifact) => publicArtifact(a, config(c.env).publicBaseUrl);
+
 export const publishedUrl = (a: Pick<Artifact, "slug">, publicBaseUrl: string) => `${publicBaseUrl}/p/${a.slug}`;
 
-export const artifactScope = (a: Artifact | undefined | null): ResourceScope | null =>
-  a
-    ? { organizationId: a.organizationId, environmentId: a.environmentId, tenantId: a.tenantId, knowledgeBaseId: a.knowledgeBaseId }
-    : null;
+export const artifactScope = (a: Artifact | undefined | null): ResourceScope | null => knowledgeBaseRowScope(a);
 
 export const artifactArchived = () =>
   new ApiError("artifact_archived", "The artifact is archived; restore it first");
@@ -81,6 +86,19 @@ export async function findArtifact(db: Database, idOrSlug: string): Promise<Arti
     .from(artifacts)
     .where(or(eq(artifacts.id, idOrSlug), eq(artifacts.slug, idOrSlug)))
     .get();
+}
+
+/** An artifact by id or slug, authorized for `permission` by its knowledge base (404 when missing or out of reach). */
+export async function artifactFor(c: Context<AppEnv>, idOrSlug: string, permission: Permission): Promise<Artifact> {
+  const artifact = await findArtifact(c.get("db"), idOrSlug);
+  return (await loadAuthorized(c, permission, artifact, (a) => artifactScope(a)!, { what: "Artifact" })).row;
+}
+
+/** `artifactFor`, for routes that serve active artifacts only (an archived one is 404). */
+export async function activeArtifactFor(c: Context<AppEnv>, idOrSlug: string, permission: Permission): Promise<Artifact> {
+  const artifact = await artifactFor(c, idOrSlug, permission);
+  if (artifact.status !== "active") throw notFound("Artifact");
+  return artifact;
 }
 
 export type IncludeStatus = "active" | "archived" | "all";
@@ -139,10 +157,7 @@ export async function createArtifact(db: Database, kb: KnowledgeBase, input: Art
     const artifact: Artifact = {
       id: newId("art"),
       slug: slugFor(input.title),
-      organizationId: kb.organizationId,
-      environmentId: kb.environmentId,
-      tenantId: kb.tenantId,
-      knowledgeBaseId: kb.id,
+      ...inKnowledgeBase(kb),
       type: input.type,
       title: input.title,
       summary: input.summary,

@@ -38,11 +38,16 @@ export function tenantCredits(t: Pick<Tenant, "id" | "creditsPool" | "creditsUse
   };
 }
 
-export async function addOrganizationCredits(db: Database, organizationId: string, micro: number): Promise<void> {
-  await db
+/** Adds credits to the organization's pool; returns the organization as it is now. */
+export async function addOrganizationCredits(db: Database, organizationId: string, micro: number): Promise<Organization> {
+  const row = await db
     .update(organizations)
     .set({ creditsTotal: sql`${organizations.creditsTotal} + ${micro}`, updatedAt: nowIso() })
-    .where(eq(organizations.id, organizationId));
+    .where(eq(organizations.id, organizationId))
+    .returning()
+    .get();
+  if (!row) throw notFound("Organization");
+  return row;
 }
 
 /** Moves available organization credits into a tenant's pool. */

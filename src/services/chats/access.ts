@@ -1,5 +1,6 @@
 import type { Context } from "hono";
-import { authorize, requireCaller, type Access } from "../../auth/authorize";
+import type { Access } from "../../auth/authorize";
+import { loadAuthorized } from "../../auth/load";
 import type { Caller } from "../../auth/caller";
 import type { Permission } from "../../auth/permissions";
 import type { Chat } from "../../db/schema";
@@ -46,18 +47,29 @@ export function ownsChat(caller: Caller, chat: Chat, externalSubjectId: string |
   return (chat.externalSubjectId ?? null) === (effectiveSubject(caller, externalSubjectId) ?? null);
 }
 
+/** A chat by id, authorized for `permission` and owned by the caller (or its end user), else 404. */
 export async function authorizeChat(
   c: Context<AppEnv>,
   chatId: string,
   externalSubjectId: string | undefined | null,
   permission: Permission = "query:rag",
 ): Promise<{ chat: Chat; access: Access }> {
-  const caller = requireCaller(c);
+  const caller = c.get("caller");
   assertSubjectParam(caller, externalSubjectId);
-  const chat = await getChat(c.get("db"), chatId.toLowerCase());
-  const access = await authorize(c, permission, chatScope(chat), { what: "Chat" });
-  if (!ownsChat(caller, chat!, externalSubjectId)) throw notFound("Chat");
-  return { chat: chat!, access };
+  const found = await getChat(c.get("db"), chatId.toLowerCase());
+  const { row: chat, access } = await loadAuthorized(c, permission, found, (ch) => chatScope(ch)!, { what: "Chat" });
+  if (!ownsChat(caller, chat, externalSubjectId)) throw notFound("Chat");
+  return { chat, access };
+}
+
+/** `authorizeChat` when only the chat is needed. */
+export async function chatFor(
+  c: Context<AppEnv>,
+  chatId: string,
+  externalSubjectId: string | undefined | null,
+  permission: Permission = "query:rag",
+): Promise<Chat> {
+  return (await authorizeChat(c, chatId, externalSubjectId, permission)).chat;
 }
 
 export function assertNotTerminated(chat: Chat) {

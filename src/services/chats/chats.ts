@@ -1,5 +1,5 @@
 import { and, asc, count, desc, eq, isNull, sql, type SQL } from "drizzle-orm";
-import type { ResourceScope } from "../../auth/resources";
+import { inKnowledgeBase, knowledgeBaseRowScope, type ResourceScope } from "../../auth/resources";
 import type { Database } from "../../db/client";
 import { isUniqueViolation } from "../../db/errors";
 import {
@@ -19,15 +19,7 @@ import { nowIso } from "../../lib/time";
 export const TITLE_MAX = 255;
 export const truncateTitle = (t: string) => (t.length > TITLE_MAX ? t.slice(0, TITLE_MAX) : t);
 
-export const chatScope = (chat: Chat | undefined | null): ResourceScope | null =>
-  chat
-    ? {
-        organizationId: chat.organizationId,
-        environmentId: chat.environmentId,
-        tenantId: chat.tenantId,
-        knowledgeBaseId: chat.knowledgeBaseId,
-      }
-    : null;
+export const chatScope = (chat: Chat | undefined | null): ResourceScope | null => knowledgeBaseRowScope(chat);
 
 export function publicChat(chat: Chat) {
   return {
@@ -107,10 +99,7 @@ export async function createChat(db: Database, input: NewChat): Promise<Chat> {
   const now = nowIso();
   const chat: Chat = {
     id: input.id.toLowerCase(),
-    organizationId: input.kb.organizationId,
-    environmentId: input.kb.environmentId,
-    tenantId: input.kb.tenantId,
-    knowledgeBaseId: input.kb.id,
+    ...inKnowledgeBase(input.kb),
     model: input.model,
     title: input.title ? truncateTitle(input.title) : null,
     accessLevel: "private",

@@ -1,5 +1,9 @@
 import { and, count, desc, eq, isNull, sql } from "drizzle-orm";
-import { registerResource, type ResourceScope } from "../../auth/resources";
+import type { Context } from "hono";
+import { loadAuthorized } from "../../auth/load";
+import type { Permission } from "../../auth/permissions";
+import type { AppEnv } from "../../types";
+import { inKnowledgeBase, knowledgeBaseRowScope, registerResource, type KnowledgeBaseRow, type ResourceScope } from "../../auth/resources";
 import type { Database } from "../../db/client";
 import { documents, tenants, type DocumentRow, type DocumentStatus, type KnowledgeBase } from "../../db/schema";
 import { ApiError, conflict } from "../../lib/errors";
@@ -39,16 +43,19 @@ export function publicDocument(d: DocumentRow) {
 
 export type PublicDocument = ReturnType<typeof publicDocument>;
 
-export const documentScope = (
-  d: Pick<DocumentRow, "organizationId" | "environmentId" | "tenantId" | "knowledgeBaseId"> | undefined | null,
-): ResourceScope | null =>
-  d ? { organizationId: d.organizationId, environmentId: d.environmentId, tenantId: d.tenantId, knowledgeBaseId: d.knowledgeBaseId } : null;
+export const documentScope = (d: KnowledgeBaseRow | undefined | null): ResourceScope | null => knowledgeBaseRowScope(d);
 
 export async function getDocument(db: Database, id: string): Promise<DocumentRow | undefined> {
   return db.select().from(documents).where(eq(documents.id, id)).get();
 }
 
 registerResource("document", async (db, id) => documentScope(await getDocument(db, id)));
+
+/** A document by id, authorized for `permission` by its knowledge base (404 when missing or out of reach). */
+export async function documentFor(c: Context<AppEnv>, id: string, permission: Permission): Promise<DocumentRow> {
+  const doc = await getDocument(c.get("db"), id);
+  return (await loadAuthorized(c, permission, doc, (d) => documentScope(d)!, { what: "Document" })).row;
+}
 
 export async function getDocumentByKey(db: Database, key: string): Promise<DocumentRow | undefined> {
   return db.select().from(documents).where(eq(documents.s3Key, key)).get();
@@ -118,10 +125,7 @@ export async function insertDocument(db: Database, input: NewDocument): Promise<
   const id = input.id ?? newId("doc");
   const row: DocumentRow = {
     id,
-    organizationId: input.kb.organizationId,
-    environmentId: input.kb.environmentId,
-    tenantId: input.kb.tenantId,
-    knowledgeBaseId: input.kb.id,
+    ...inKnowledgeBase(input.kb),
     parentDocumentId: null,
     filename: input.filename,
     mimeType: input.mimeType,

@@ -14,7 +14,14 @@ import {
   markUploaded,
   releaseUploadClaim,
 } from "./documents";
-import { r2PresignedUrl, URL_TTL_SECONDS, usesR2Presigning, verifyWorkerSignature, workerSignedUrl } from "./signed-urls";
+import {
+  contentDisposition,
+  r2PresignedUrl,
+  URL_TTL_SECONDS,
+  usesR2Presigning,
+  verifyWorkerSignature,
+  workerSignedUrl,
+} from "./signed-urls";
 import { ACCEPTED_EXTENSIONS, ACCEPTED_MIME_TYPES, baseMime, cleanFilename, detectKind } from "./types";
 
 export const unsupportedType = (mimeType: string, filename: string) =>
@@ -137,4 +144,37 @@ export async function receiveUpload(
   }
   await enqueueProcessing(env, queued);
   return queued;
+}
+
+/**
+ * GET /downloads/{id}: the stored bytes behind a Worker-signed download URL.
+ * Always an attachment, never rendered on the service's origin: an uploaded
+ * HTML file must not run as script here.
+ */
+export async function serveSignedDownload(
+  env: Env,
+  db: Database,
+  id: string,
+  q: { expires?: string; sig?: string },
+): Promise<Response> {
+  const check = await verifyWorkerSignature(env, "download", id, q.expires, q.sig);
+  if (check === "missing" || check === "invalid") throw forbidden("The download URL's signature is missing or invalid");
+  if (check === "expired") throw forbidden("The download URL has expired; request a new one");
+  const doc = await getDocument(db, id);
+  if (!doc) throw notFound("Document");
+  if (doc.status === "deleted") throw conflict("document_deleted", "The document has been deleted");
+  const object = await env.BUCKET.get(doc.s3Key);
+  if (!object) throw new ApiError("not_found", "The document's file is not stored (was it uploaded?)");
+  return new Response(object.body, {
+    status: 200,
+    headers: {
+      "Content-Type": doc.mimeType,
+      "Content-Length": String(object.size),
+      "Content-Disposition": contentDisposition(doc.filename),
+      "Content-Security-Policy": "sandbox; default-src 'none'",
+      "X-Content-Type-Options": "nosniff",
+      "Cache-Control": "private, no-store",
+      ETag: object.httpEtag,
+    },
+  });
 }

@@ -1,4 +1,4 @@
-import type { Embedder } from "./index";
+import type { Embedder } from "./types";
 
 /**
  * `hash-v1-<d>`: the offline default. NOT a learned model: a deterministic

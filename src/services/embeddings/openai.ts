@@ -1,4 +1,4 @@
-import { EmbeddingConfigError, EmbeddingRateLimitError, type Embedder } from "./index";
+import { EmbeddingConfigError, EmbeddingRateLimitError, type Embedder } from "./types";
 
 /** Retry-After up to this long is waited out in place; longer ones retry the queue message later. */
 export const MAX_INLINE_WAIT_SECONDS = 10;

@@ -1,4 +1,4 @@
-import type { Embedder } from "./index";
+import type { Embedder } from "./types";
 
 /** Documented output sizes of the Workers AI BGE models. */
 export const WORKERS_AI_DIMENSIONS: Record<string, number> = {

@@ -1,4 +1,9 @@
 import { and, asc, eq } from "drizzle-orm";
+import type { Context } from "hono";
+import type { Permission } from "../../auth/permissions";
+import { notFound } from "../../lib/errors";
+import type { AppEnv } from "../../types";
+import { tenantFor } from "../tenants";
 import type { Database } from "../../db/client";
 import { isUniqueViolation } from "../../db/errors";
 import { skills, skillTemplateFavorites, skillTemplates, type Skill, type SkillTemplate, type Tenant } from "../../db/schema";
@@ -40,6 +45,14 @@ export async function getActiveTemplate(db: Database, id: string): Promise<Skill
 }
 
 /** Active templates with this tenant's favorite and installed state, in catalog order. One query. */
+/** The tenant named in `tenant_id`, authorized for `permission`, and an active catalog template (404 otherwise). */
+export async function tenantAndTemplateFor(c: Context<AppEnv>, tenantId: string, templateId: string, permission: Permission) {
+  const tenant = await tenantFor(c, tenantId, permission, { addressedBy: "param" });
+  const template = await getActiveTemplate(c.get("db"), templateId);
+  if (!template) throw notFound("Catalog template");
+  return { tenant, template };
+}
+
 export async function listCatalog(db: Database, tenantId: string): Promise<CatalogEntry[]> {
   const rows = await db
     .select({

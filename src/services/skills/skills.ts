@@ -1,9 +1,14 @@
 import { and, asc, count, eq, inArray } from "drizzle-orm";
+import type { Context } from "hono";
+import type { Permission } from "../../auth/permissions";
+import { inTenant } from "../../auth/resources";
+import type { AppEnv } from "../../types";
 import type { Database } from "../../db/client";
 import { skills, type Skill, type Tenant } from "../../db/schema";
-import { ApiError, badRequest } from "../../lib/errors";
+import { ApiError, badRequest, notFound } from "../../lib/errors";
 import { newId } from "../../lib/ids";
 import { nowIso } from "../../lib/time";
+import { tenantFor } from "../tenants";
 
 /** Limits (specification, "Limits"); the body limit is ours. */
 export const SKILL_LIMITS = { name: 255, description: 280, body: 100_000 } as const;
@@ -32,6 +37,18 @@ export async function getTenantSkill(db: Database, tenantId: string, id: string)
 }
 
 /** The tenant's active skills, oldest first. */
+/**
+ * Skills are addressed by tenant: the tenant named in `tenant_id` is authorized
+ * first (403 when an API key may not use it), then the skill is looked up
+ * within that tenant only (404 when it belongs to another).
+ */
+export async function skillFor(c: Context<AppEnv>, tenantId: string, id: string, permission: Permission): Promise<Skill> {
+  const tenant = await tenantFor(c, tenantId, permission, { addressedBy: "param" });
+  const skill = await getTenantSkill(c.get("db"), tenant.id, id);
+  if (!skill) throw notFound("Skill");
+  return skill;
+}
+
 export async function listSkills(db: Database, tenantId: string, page: { limit: number; offset: number }) {
   const where = and(eq(skills.tenantId, tenantId), eq(skills.status, "active"));
   const [rows, total] = await Promise.all([
@@ -55,9 +72,7 @@ export async function createSkill(
   const now = nowIso();
   const skill: Skill = {
     id: newId("skl"),
-    organizationId: tenant.organizationId,
-    environmentId: tenant.environmentId,
-    tenantId: tenant.id,
+    ...inTenant(tenant),
     name: input.name,
     description: input.description,
     body: input.body,

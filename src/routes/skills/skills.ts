@@ -1,0 +1,104 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { routePermission } from "../../auth/route-permission";
+import { errorResponses, IdParam, jsonBody, jsonContent, noContent, pagingQuery, userOrKey } from "../../lib/openapi";
+import { createRouter } from "../../lib/router";
+import { archiveSkill, createSkill, listSkills, publicSkill, skillFor, updateSkill } from "../../services/skills/skills";
+import { tenantFor } from "../../services/tenants";
+import { CreateSkillBody, SkillSchema, TenantIdQuery, UpdateSkillBody } from "./schemas";
+
+const tags = ["Skills"];
+
+export const skillCrudRoutes = createRouter();
+
+const list = createRoute({
+  method: "get",
+  path: "/skills",
+  tags,
+  operationId: "listSkills",
+  ...routePermission("skills:read"),
+  summary: "Active skills of a tenant (authored or installed from the catalog)",
+  security: userOrKey,
+  request: { query: pagingQuery(500, 100).extend(TenantIdQuery.shape) },
+  responses: {
+    200: jsonContent(
+      z.object({ skills: z.array(SkillSchema), total: z.number().int(), limit: z.number().int(), offset: z.number().int() }),
+      "Skills",
+    ),
+    ...errorResponses,
+  },
+});
+skillCrudRoutes.openapi(list, async (c) => {
+  const q = c.req.valid("query");
+  const tenant = await tenantFor(c, q.tenant_id, "skills:read", { addressedBy: "param" });
+  const { rows, total } = await listSkills(c.get("db"), tenant.id, q);
+  return c.json({ skills: rows.map(publicSkill), total, limit: q.limit, offset: q.offset }, 200);
+});
+
+const create = createRoute({
+  method: "post",
+  path: "/skills",
+  tags,
+  operationId: "createSkill",
+  ...routePermission("skills:write"),
+  summary: "Create a skill (owner, billing_admin, developer; keys need skills:write)",
+  security: userOrKey,
+  request: { body: jsonBody(CreateSkillBody) },
+  responses: { 201: jsonContent(SkillSchema, "The skill"), ...errorResponses },
+});
+skillCrudRoutes.openapi(create, async (c) => {
+  const body = c.req.valid("json");
+  const tenant = await tenantFor(c, body.tenant_id, "skills:write", { addressedBy: "param" });
+  const skill = await createSkill(c.get("db"), tenant, body);
+  return c.json(publicSkill(skill), 201);
+});
+
+const get = createRoute({
+  method: "get",
+  path: "/skills/{id}",
+  tags,
+  operationId: "getSkill",
+  ...routePermission("skills:read"),
+  summary: "One skill of the tenant (archived ones too, with their status)",
+  security: userOrKey,
+  request: { params: IdParam, query: TenantIdQuery },
+  responses: { 200: jsonContent(SkillSchema, "The skill"), ...errorResponses },
+});
+skillCrudRoutes.openapi(get, async (c) => {
+  const skill = await skillFor(c, c.req.valid("query").tenant_id, c.req.valid("param").id, "skills:read");
+  return c.json(publicSkill(skill), 200);
+});
+
+const update = createRoute({
+  method: "patch",
+  path: "/skills/{id}",
+  tags,
+  operationId: "updateSkill",
+  ...routePermission("skills:write"),
+  summary: "Change a skill's name, description or body; later agent runs use the new content",
+  description: "An archived skill cannot be edited (409 `skill_archived`).",
+  security: userOrKey,
+  request: { params: IdParam, query: TenantIdQuery, body: jsonBody(UpdateSkillBody) },
+  responses: { 200: jsonContent(SkillSchema, "The skill"), ...errorResponses },
+});
+skillCrudRoutes.openapi(update, async (c) => {
+  const skill = await skillFor(c, c.req.valid("query").tenant_id, c.req.valid("param").id, "skills:write");
+  const updated = await updateSkill(c.get("db"), skill, c.req.valid("json"));
+  return c.json(publicSkill(updated), 200);
+});
+
+const remove = createRoute({
+  method: "delete",
+  path: "/skills/{id}",
+  tags,
+  operationId: "archiveSkill",
+  ...routePermission("skills:write"),
+  summary: "Archive a skill (it leaves the list; a catalog copy is reactivated by installing again)",
+  security: userOrKey,
+  request: { params: IdParam, query: TenantIdQuery },
+  responses: { 204: noContent, ...errorResponses },
+});
+skillCrudRoutes.openapi(remove, async (c) => {
+  const skill = await skillFor(c, c.req.valid("query").tenant_id, c.req.valid("param").id, "skills:write");
+  await archiveSkill(c.get("db"), skill);
+  return c.body(null, 204);
+});

@@ -1,0 +1,96 @@
+import type { Context } from "hono";
+import type { z } from "@hono/zod-openapi";
+import type { CreateChatBody, SendMessageBody } from "../../routes/chats/schemas";
+import { notFound } from "../../lib/errors";
+import type { AppEnv } from "../../types";
+import { assertCanSpend } from "../billing/metering";
+import { getKnowledgeBase, knowledgeBaseFor } from "../knowledge-bases";
+import { assertSubjectParam, authorizeChat, effectiveSubject } from "./access";
+import { appendMessage, createChat, getChat, publicChat, truncateTitle } from "./chats";
+import { storeChatImages } from "./images";
+import { runTurnJson } from "./session";
+import { canReadShared, FORK_SEED_LIMIT, shareSafeMessages, shareSafeMetadata } from "./sharing";
+import { assertExtrasResolvable, assertKnowledgeBaseActive, prepareTurn, resolveModel } from "./turns";
+
+export type CreateChatInput = z.infer<typeof CreateChatBody>;
+export type SendMessageInput = z.infer<typeof SendMessageBody>;
+
+/** A title from the first message: whitespace collapsed, at most 80 characters. */
+export const titleFrom = (message: string) => truncateTitle(message.replace(/\s+/g, " ").trim().slice(0, 80));
+
+/**
+ * POST /chats: creates a chat in a knowledge base the caller may query,
+ * optionally seeded from a shared chat it can read, and answers the first
+ * message when one is sent. Everything is checked before anything is written
+ * (subject, knowledge base, tenant, model, extras, fork source, credits).
+ */
+export async function createChatWithFirstTurn(c: Context<AppEnv>, body: CreateChatInput) {
+  const caller = c.get("caller");
+  assertSubjectParam(caller, body.external_subject_id);
+  const db = c.get("db");
+  const kb = await knowledgeBaseFor(c, body.knowledge_base_id, "query:rag", { addressedBy: "param", tenantId: body.tenant_id });
+  assertKnowledgeBaseActive(kb);
+  const model = resolveModel(c, body.model);
+  assertExtrasResolvable(body);
+
+  // Forking a shared chat: the source must be readable by this caller.
+  let seed: Awaited<ReturnType<typeof shareSafeMessages>>["rows"] = [];
+  if (body.shared_source_chat_id) {
+    const source = await getChat(db, body.shared_source_chat_id.toLowerCase());
+    if (!source || !(await canReadShared(c, source, caller))) throw notFound("Shared chat");
+    seed = (await shareSafeMessages(db, source.id, FORK_SEED_LIMIT)).rows;
+  }
+  // A first message is model work: refuse before creating anything.
+  if (body.message) await assertCanSpend(db, kb.tenantId);
+
+  const chat = await createChat(db, {
+    id: body.id,
+    kb,
+    model: model.id,
+    title: body.title ?? (body.message ? titleFrom(body.message) : null),
+    ownerUserId: caller.type === "user" ? caller.user.id : null,
+    apiKeyId: caller.type === "api_key" ? caller.key.id : null,
+    externalSubjectId: effectiveSubject(caller, body.external_subject_id) ?? null,
+    agentMode: body.agent_mode,
+    sharedSourceChatId: body.shared_source_chat_id?.toLowerCase() ?? null,
+    settings: {
+      websearch_enable: body.websearch_enable,
+      skill_ids: body.skill_ids,
+      connector_slugs: body.connector_slugs,
+      delegate_agent_ids: body.delegate_agent_ids,
+    },
+  });
+  for (const m of seed) {
+    await appendMessage(db, chat.id, { role: m.role, content: m.content, status: m.status, metadata: shareSafeMetadata(m.metadata) ?? {} });
+  }
+  const images = body.images.length ? await storeChatImages(c, chat, body.images) : undefined;
+
+  if (!body.message) return { chat: publicChat((await getChat(db, chat.id))!) };
+  const cmd = await prepareTurn(c, caller, chat, kb, {
+    content: body.message,
+    model,
+    mode: body.agent_mode,
+    websearch: body.websearch_enable,
+    operation: "chat",
+    extras: body,
+    images,
+  });
+  const outcome = await runTurnJson(c.env, cmd);
+  const fresh = (await getChat(db, chat.id))!;
+  return { chat: publicChat(fresh), user_message: outcome.user_message, assistant_message: outcome.assistant_message, usage: outcome.usage };
+}
+
+/** Authorizes and validates a message for an existing chat (JSON send and stream alike): the turn command. */
+export async function sendCommand(c: Context<AppEnv>, chatId: string, body: SendMessageInput) {
+  const { chat } = await authorizeChat(c, chatId, body.external_subject_id);
+  const kb = await getKnowledgeBase(c.get("db"), chat.knowledgeBaseId);
+  if (!kb) throw notFound("Knowledge base");
+  return prepareTurn(c, c.get("caller"), chat, kb, {
+    content: body.content,
+    model: resolveModel(c, body.model),
+    mode: body.agent_mode,
+    websearch: body.websearch_enable,
+    operation: "chat",
+    extras: body,
+  });
+}
