@@ -27,6 +27,7 @@ import { organizationRoutes } from "./routes/organizations/organizations";
 import { publishedPageRoutes } from "./routes/pages/published";
 import { skillCatalogRoutes } from "./routes/skills/catalog";
 import { skillRoutes } from "./routes/skills";
+import { tableRoutes } from "./routes/tables";
 import { tenantRoutes } from "./routes/tenants";
 import { signedUrlRoutes } from "./routes/uploads";
 import type { AppEnv } from "./types";
@@ -62,6 +63,7 @@ function createApi() {
   api.route("/", creditRoutes);
   api.route("/", usageRoutes);
   api.route("/", knowledgeBaseRoutes);
+  api.route("/", tableRoutes);
   // The catalog before /skills/{id}, so that "catalog" is never taken for a skill id.
   api.route("/", skillCatalogRoutes);
   api.route("/", skillRoutes);

@@ -105,6 +105,10 @@ export interface Env {
   RERANK_DEPTH?: string;
   /** Give up on the reranker after this long and keep the fused order (default 5000 ms). */
   RERANK_TIMEOUT_MS?: string;
+
+  // ---- Connected data (see README "Connected data") ----
+  /** One SQLite-backed Durable Object per knowledge base: the tables loaded from its CSV, XLSX and JSON documents. */
+  KB_TABLES: DurableObjectNamespace<import("./services/tables/store").KbTables>;
 }
 
 type AppBindings = Env;

@@ -11,6 +11,8 @@ export { LocalVectorIndex } from "./services/vector-index/local";
 
 export { ChatSession } from "./durable/chat-session";
 
+export { KbTables } from "./services/tables/store";
+
 const app = createApp();
 
 export default {
