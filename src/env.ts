@@ -45,6 +45,8 @@ export interface Env {
   WEB_SEARCH_URL?: string;
   /** Delay between the partial answers of local-extractive (ms), to exercise streaming. */
   LOCAL_MODEL_TOKEN_DELAY_MS?: string;
+  /** Tool steps a tool-calling model may take per turn (default 8). */
+  MAX_TOOL_STEPS?: string;
   /** SSE heartbeat interval (ms), default 15000. */
   SSE_HEARTBEAT_MS?: string;
   /** Optional: outgoing email is POSTed here as JSON; unset = logged. */

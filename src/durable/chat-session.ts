@@ -2,13 +2,13 @@ import { DurableObject } from "cloudflare:workers";
 import { createDb } from "../db/client";
 import type { Env } from "../env";
 import { config } from "../lib/config";
-import { createRetriever } from "../services/answer/retriever";
 import { runTurn, type TurnRequest, type TurnResult } from "../services/answer/turn";
 import { TurnAbort, type TurnEvent } from "../services/answer/types";
 import type { Actor } from "../services/billing/metering";
 import { getChat, publicMessage } from "../services/chats/chats";
 import { getKnowledgeBase } from "../services/knowledge-bases";
 import { getModel } from "../services/models/registry";
+import { emptyToolSettings } from "../services/tools/types";
 
 /**
  * One Durable Object per chat (named by the chat id). It owns the chat's live
@@ -103,15 +103,20 @@ export class ChatSession extends DurableObject<Env> {
       model,
       content: cmd.content,
       mode: cmd.mode,
-      websearch: cmd.websearch,
       actor: cmd.actor,
       operation: cmd.operation,
+      tools: { ...emptyToolSettings(), ...cmd.toolSettings, websearch: cmd.websearch },
+      subject: cmd.subject ?? subjectOf(chat, cmd.actor),
+      streaming: cmd.stream,
       chunkCount: cmd.chunkCount,
       skills: cmd.skills,
       attachments: cmd.attachments,
+      instructions: cmd.instructions,
       images: cmd.images,
+      runId: cmd.runId ?? null,
+      depth: cmd.depth ?? 0,
     };
-    const deps = { db, env: this.env, retriever: createRetriever(db, this.env, kb, cmd.actor) };
+    const deps = { db, env: this.env };
     const controller = new AbortController();
 
     if (!cmd.stream) {
@@ -163,6 +168,13 @@ export class ChatSession extends DurableObject<Env> {
       if (this.active === entry) this.active = null;
     }).catch(() => {});
   }
+}
+
+/** The end user a chat's turns act for, when the command does not say (see services/chats/turns.ts). */
+function subjectOf(chat: { ownerUserId: string | null; externalSubjectId: string | null }, actor: Actor): string {
+  if (chat.ownerUserId) return `user:${chat.ownerUserId}`;
+  if (chat.externalSubjectId) return `ext:${chat.externalSubjectId}`;
+  return actor.apiKeyId ? `key:${actor.apiKeyId}` : actor.userId ? `user:${actor.userId}` : "anonymous";
 }
 
 function outcome(r: TurnResult): TurnOutcome {

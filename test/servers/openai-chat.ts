@@ -9,8 +9,14 @@ import type http from "node:http";
  *   - "*-fail-mid-stream": streams a few tokens, then breaks the connection;
  *   - "*-error": answers HTTP 500;
  *   - "*-slow": waits `slowMs` between tokens.
- * With `tools` in the request and no tool result yet, it calls the first tool
- * once with a query taken from the last user message.
+ * With `tools` in the request (and `tool_choice` other than "none") it follows
+ * directives in the last user message:
+ *   - `@call <tool> {json}` (one or more): the first step calls those tools (in
+ *     parallel); the next answers;
+ *   - `@loop`: every step calls the first tool again (to exhaust the step budget);
+ *   - `@notools`: answers at once;
+ *   - none: calls the first tool once with a query taken from the message, then answers.
+ * After tool results it answers citing the first `[n]` of each tool result.
  * GET /__requests?contains=<text> counts requests whose body contains <text>.
  */
 export interface OpenAIServerOptions {
@@ -67,26 +73,25 @@ export function createOpenAIHandler(opts: OpenAIServerOptions = {}) {
     const id = `chatcmpl-${Math.random().toString(36).slice(2)}`;
     const created = Math.floor(Date.now() / 1000);
 
-    const wantsTool = Array.isArray(body.tools) && body.tools.length > 0 && !messages.some((m) => m.role === "tool");
-    if (wantsTool) {
-      const fn = body.tools[0].function.name;
-      const args = JSON.stringify({ query: lastUserText.replace(/^Question:\s*/, "").split("\n")[0].slice(0, 100) });
-      const toolCall = { id: "call_1", type: "function", function: { name: fn, arguments: args } };
+    const toolMessages = messages.filter((m) => m.role === "tool");
+    const hasTools = Array.isArray(body.tools) && body.tools.length > 0 && body.tool_choice !== "none";
+    const toolCalls = hasTools ? scriptedToolCalls(body.tools, lastUserText, toolMessages.length) : [];
+    if (toolCalls.length) {
       const usage = { prompt_tokens: promptTokens, completion_tokens: 12, total_tokens: promptTokens + 12 };
       if (body.stream) {
         res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-cache" });
-        res.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta: { role: "assistant", tool_calls: [{ index: 0, ...toolCall }] }, finish_reason: null }] })}\n\n`);
+        res.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta: { role: "assistant", tool_calls: toolCalls.map((t, index) => ({ index, ...t })) }, finish_reason: null }] })}\n\n`);
         res.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta: {}, finish_reason: "tool_calls" }] })}\n\n`);
         res.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [], usage })}\n\n`);
         res.end("data: [DONE]\n\n");
       } else {
         res.setHeader("Content-Type", "application/json");
-        res.end(JSON.stringify({ id, object: "chat.completion", created, model, choices: [{ index: 0, message: { role: "assistant", content: null, tool_calls: [toolCall] }, finish_reason: "tool_calls" }], usage }));
+        res.end(JSON.stringify({ id, object: "chat.completion", created, model, choices: [{ index: 0, message: { role: "assistant", content: null, tool_calls: toolCalls }, finish_reason: "tool_calls" }], usage }));
       }
       return;
     }
 
-    const answer = Array.isArray(body.tools) ? "DONE" : opts.answer ?? DEFAULT_ANSWER;
+    const answer = toolMessages.length ? citingAnswer(toolMessages) : (opts.answer ?? DEFAULT_ANSWER);
     const tokens = answer.match(/\S+\s*/g) ?? [];
     const usage = { prompt_tokens: promptTokens, completion_tokens: tokens.length, total_tokens: promptTokens + tokens.length };
     if (!body.stream) {
@@ -115,3 +120,30 @@ export function createOpenAIHandler(opts: OpenAIServerOptions = {}) {
   };
 }
 
+
+type ToolCall = { id: string; type: "function"; function: { name: string; arguments: string } };
+let callSeq = 0;
+
+/** The tool calls a scripted model makes now (see the header), or none: it answers. */
+function scriptedToolCalls(tools: Array<{ function: { name: string } }>, userText: string, toolResults: number): ToolCall[] {
+  const call = (name: string, args: unknown): ToolCall => ({ id: `call_${++callSeq}`, type: "function", function: { name, arguments: JSON.stringify(args) } });
+  const names = tools.map((t) => t.function.name);
+  const query = userText.replace(/@\w+(\s+\S+\s*(\{[^}]*\})?)?/g, "").replace(/^Question:\s*/, "").split("\n")[0].trim().slice(0, 100) || "search";
+  if (userText.includes("@notools")) return [];
+  if (userText.includes("@loop")) return [call(names[0], { query: `${query} ${toolResults + 1}` })];
+  const directives = [...userText.matchAll(/@call\s+([A-Za-z0-9_-]+)(?:\s+(\{[^}]*\}))?/g)];
+  if (directives.length) {
+    if (toolResults > 0) return [];
+    return directives.filter((d) => names.includes(d[1])).map((d) => call(d[1], d[2] ? JSON.parse(d[2]) : { query }));
+  }
+  return toolResults === 0 ? [call(names[0], { query })] : [];
+}
+
+/** An answer citing the first [n] of each tool result, as a grounded model would. */
+function citingAnswer(toolMessages: Array<{ content: unknown }>): string {
+  const cites = toolMessages
+    .map((m) => /\[(\d+)\]/.exec(typeof m.content === "string" ? m.content : JSON.stringify(m.content))?.[1])
+    .filter(Boolean);
+  if (!cites.length) return DEFAULT_ANSWER;
+  return `According to the tools, ${cites.map((n, i) => `finding ${i + 1} is supported [${n}]`).join(" and ")}. ${DEFAULT_ANSWER}`;
+}

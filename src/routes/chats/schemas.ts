@@ -20,6 +20,7 @@ export const SourceSchema = z
     score: z.number(),
     page: z.number().int().nullable(),
     url: z.string().nullable(),
+    memory_id: z.string().optional().openapi({ description: "Set when the source is a recalled memory" }),
   })
   .openapi("Source");
 
@@ -44,6 +45,12 @@ export const MessageSchema = z
         delegatedAgentIds: z.array(z.string()),
         imageUrls: z.array(z.string()),
         attachedArtifactIds: z.array(z.string()).optional(),
+        tool_calls: z
+          .array(z.object({ call_id: z.string(), tool: z.string(), arguments: z.unknown(), is_error: z.boolean(), duration_ms: z.number() }))
+          .optional()
+          .openapi({ description: "Tools the answer called (the owner's view only; never in shared transcripts)" }),
+        memory_ids: z.array(z.string()).optional().openapi({ description: "Memories the answer used (the owner's view only)" }),
+        run_id: z.string().optional().openapi({ description: "The agent run this message belongs to" }),
         error: z.object({ code: z.string(), message: z.string() }).optional(),
       })
       .openapi({ description: "`status`: complete, partial (stopped or disconnected) or error" }),

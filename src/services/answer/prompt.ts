@@ -24,6 +24,10 @@ export interface PromptExtras {
   skills?: Array<{ name: string; body: string }>;
   attachments?: AttachedArtifact[];
   summary?: string | null;
+  /** Task instructions for this turn (an agent's goal and instructions). */
+  instructions?: string | null;
+  /** The model has tools: explain how their results are cited. */
+  tools?: boolean;
 }
 
 export function formatSources(sources: Source[]): string {
@@ -49,7 +53,14 @@ export function systemPrompt(kb: KnowledgeBase, sources: Source[], extras: Promp
   if (extras.attachments?.length) {
     parts.push(`The user attached these artifacts as context for this turn:\n${formatAttachedArtifacts(extras.attachments)}`);
   }
+  if (extras.instructions?.trim()) parts.push(`Your task:\n${extras.instructions.trim()}`);
   if (extras.summary) parts.push(`Summary of the earlier conversation:\n${extras.summary}`);
+  if (extras.tools) {
+    parts.push(
+      "You can call tools to find more information before answering. Tool results carry numbered passages: cite them by " +
+        "their numbers exactly like the sources below. When you have enough, answer the user directly.",
+    );
+  }
   parts.push(`Sources:\n${formatSources(sources)}`);
   return parts.join("\n\n");
 }

@@ -31,7 +31,7 @@ export interface UsageView {
  * error ends a stream.
  */
 export type TurnEvent =
-  | { type: "user_message"; message: ReturnType<typeof import("../chats/chats").publicMessage> }
+  | { type: "user_message"; message: ReturnType<typeof import("../chats/chats").publicMessage>; run_id?: string }
   | { type: "agent_thought"; content: string }
   | { type: "todo_update"; todo: ChatTodo }
   | { type: "data_preview"; [k: string]: unknown }

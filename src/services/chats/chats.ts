@@ -51,6 +51,14 @@ export function publicChat(chat: Chat) {
   };
 }
 
+interface ToolCallView {
+  call_id: string;
+  tool: string;
+  arguments: unknown;
+  is_error: boolean;
+  duration_ms: number;
+}
+
 export function publicMessage(m: Message) {
   const md = m.metadata ?? {};
   return {
@@ -68,6 +76,10 @@ export function publicMessage(m: Message) {
       delegatedAgentIds: md.delegatedAgentIds ?? [],
       imageUrls: md.imageUrls ?? [],
       ...(md.attachedArtifactIds?.length ? { attachedArtifactIds: md.attachedArtifactIds } : {}),
+      // The owner's operational metadata (never in shared transcripts: see sharing.ts).
+      ...(Array.isArray(md.tool_calls) && md.tool_calls.length ? { tool_calls: md.tool_calls as ToolCallView[] } : {}),
+      ...(Array.isArray(md.memory_ids) && md.memory_ids.length ? { memory_ids: md.memory_ids as string[] } : {}),
+      ...(typeof md.run_id === "string" ? { run_id: md.run_id } : {}),
       ...(md.error ? { error: md.error } : {}),
     },
   };

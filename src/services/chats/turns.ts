@@ -8,6 +8,8 @@ import { actorOf, assertCanSpend } from "../billing/metering";
 import { getModel, type ModelInfo } from "../models/registry";
 import { loadAttachedArtifacts } from "../artifacts/attached";
 import { getSkillsForRun } from "../skills/skills";
+import { hasProvider, validateToolSettings } from "../tools/toolbox";
+import type { ToolSettings } from "../tools/types";
 
 /** Validation shared by every turn: model, knowledge base state, credits, extras. */
 
@@ -38,20 +40,41 @@ export interface TurnExtras {
 }
 
 /**
- * Connected apps and agents are later capabilities: until they exist, no slug
- * or agent id can resolve, so naming one is refused rather than ignored.
+ * Connected apps and delegates need their capability's tool provider
+ * (src/services/tools/registry.ts): without it no slug or agent id can
+ * resolve, so naming one is refused rather than ignored. With it, the
+ * provider's `validate` decides (validateToolSettings).
  */
 export function assertExtrasResolvable(extras: Pick<TurnExtras, "connector_slugs" | "delegate_agent_ids">) {
-  if (extras.connector_slugs.length) {
+  if (extras.connector_slugs.length && !hasProvider("connectors")) {
     throw badRequest(`Unknown connector(s): ${extras.connector_slugs.join(", ")}`, [
       { path: "body.connector_slugs", message: "No connected app with this slug is available" },
     ]);
   }
-  if (extras.delegate_agent_ids.length) {
+  if (extras.delegate_agent_ids.length && !hasProvider("delegation")) {
     throw badRequest(`Unknown agent(s): ${extras.delegate_agent_ids.join(", ")}`, [
       { path: "body.delegate_agent_ids", message: "No agent with this id exists" },
     ]);
   }
+}
+
+/** The end user a turn acts for: memories and connections are looked up by it. */
+export function turnSubject(caller: Caller, chat: Pick<Chat, "ownerUserId" | "externalSubjectId">): string {
+  if (chat.ownerUserId) return `user:${chat.ownerUserId}`;
+  if (chat.externalSubjectId) return `ext:${chat.externalSubjectId}`;
+  return caller.type === "api_key" ? `key:${caller.key.id}` : `user:${caller.user.id}`;
+}
+
+/** What a chat turn's toolbox may use: the chat's enabled MCP servers, and the turn's own choices. */
+export function chatToolSettings(chat: Chat, input: { websearch: boolean; mode: "quick" | "deep"; extras: TurnExtras }): ToolSettings {
+  return {
+    websearch: input.websearch,
+    mcpServerIds: chat.settings.enabled_mcp_server_ids ?? [],
+    // Connected apps are a Deep-mode capability (specification, POST /chats/:id/messages).
+    connectorSlugs: input.mode === "deep" ? input.extras.connector_slugs : [],
+    delegateIds: input.extras.delegate_agent_ids,
+    autoSkills: [],
+  };
 }
 
 export async function prepareTurn(
@@ -84,6 +107,9 @@ export async function prepareTurn(
     { knowledgeBaseId: chat.knowledgeBaseId, tenantId: chat.tenantId },
     input.extras.attached_artifact_ids,
   );
+  const subject = turnSubject(caller, chat);
+  const toolSettings = chatToolSettings(chat, input);
+  await validateToolSettings({ db, env: c.env, chat, subject, mode: input.mode, depth: 0 }, toolSettings);
   // New model work needs available credits; refused before any model call.
   await assertCanSpend(db, chat.tenantId);
   return {
@@ -99,6 +125,8 @@ export async function prepareTurn(
     images: input.images,
     skills: skills.map((sk) => ({ name: sk.name, body: sk.body })),
     attachments,
+    toolSettings,
+    subject,
   };
 }
 

@@ -1,6 +1,5 @@
 import { createOpenAI } from "@ai-sdk/openai";
-import { generateText, isStepCount, streamText, tool, type ModelMessage } from "ai";
-import { z } from "zod";
+import { generateText, isStepCount, jsonSchema, streamText, tool, type JSONSchema7, type ModelMessage, type ToolSet } from "ai";
 import type { Env } from "../../env";
 import { estimateTokens } from "../../lib/text";
 import type { ModelInfo } from "./registry";
@@ -122,44 +121,74 @@ export async function complete(
   }
 }
 
+/** A toolbox tool as the model loop sees it: `execute` runs it through the turn's ToolRunner and returns the text the model reads. */
+export interface LoopTool {
+  name: string;
+  description: string;
+  inputSchema: JSONSchema7;
+  execute: (input: Record<string, unknown>, callId: string) => Promise<string>;
+}
+
+export interface ToolLoopRequest extends StreamRequest {
+  tools: LoopTool[];
+  /** Tool steps allowed; the step after the last one must answer (tool choice "none"). */
+  maxSteps: number;
+}
+
 /**
- * Deep-mode research with tool calling: the model may call
- * `search_knowledge_base` with focused queries (up to `maxSteps` rounds); each
- * call runs our retrieval and reports back what was found.
+ * The multi-step tool loop of a tool-calling model, streamed: each step either
+ * calls tools (executed by `LoopTool.execute`, results fed back) or answers;
+ * the answer's text streams through `onDelta` as it is generated. After
+ * `maxSteps` tool steps the next step is made with tool choice "none", so a
+ * model that keeps calling tools still ends with an answer. Usage is the sum
+ * over all steps.
  */
-export async function researchWithTools(
-  env: Env,
-  info: ModelInfo,
-  req: {
-    system: string;
-    prompt: string;
-    signal: AbortSignal;
-    maxSteps?: number;
-    search: (query: string) => Promise<string>;
-  },
-): Promise<TokenUsage> {
+export async function streamAnswerWithTools(env: Env, info: ModelInfo, req: ToolLoopRequest): Promise<{ text: string; usage: TokenUsage; steps: number }> {
+  let text = "";
+  let steps = 0;
+  const promptTokens = estimateTokens(req.system) + req.messages.reduce((s, m) => s + estimateTokens(JSON.stringify(m.content)), 0);
+  let finalUsage: TokenUsage | null = null;
+  const tools: ToolSet = Object.fromEntries(
+    req.tools.map((t) => [
+      t.name,
+      tool({
+        description: t.description,
+        inputSchema: jsonSchema<Record<string, unknown>>(t.inputSchema),
+        execute: async (input, { toolCallId }) => t.execute(input, toolCallId),
+      }),
+    ]),
+  );
   try {
-    const r = await generateText({
+    const result = streamText({
       model: languageModel(env, info),
       system: req.system,
-      prompt: req.prompt,
+      messages: req.messages,
+      tools,
+      stopWhen: isStepCount(req.maxSteps + 1),
+      prepareStep: ({ stepNumber }) => (stepNumber >= req.maxSteps ? { toolChoice: "none" as const } : {}),
       abortSignal: req.signal,
       maxRetries: 1,
-      stopWhen: isStepCount(req.maxSteps ?? 4),
-      tools: {
-        search_knowledge_base: tool({
-          description:
-            "Search the knowledge base for passages relevant to a focused query. Returns numbered passages with their source files.",
-          inputSchema: z.object({ query: z.string().min(1).max(500).describe("A focused search query") }),
-          execute: async ({ query }) => req.search(query),
-        }),
-      },
+      maxOutputTokens: req.maxOutputTokens,
     });
-    const u = r.totalUsage ?? r.usage;
-    return { input_tokens: u?.inputTokens ?? 0, output_tokens: u?.outputTokens ?? 0 };
+    for await (const part of result.stream) {
+      if (part.type === "text-delta") {
+        text += part.text;
+        await req.onDelta(part.text);
+      } else if (part.type === "finish-step") {
+        steps++;
+      } else if (part.type === "finish") {
+        finalUsage = usageOf(part.totalUsage, { input_tokens: promptTokens, output_tokens: estimateTokens(text) });
+      } else if (part.type === "error") {
+        throw part.error;
+      } else if (part.type === "abort") {
+        break;
+      }
+    }
   } catch (e) {
     if (req.signal.aborted) throw req.signal.reason ?? e;
     const { message, retryable } = describeError(e);
-    throw new ProviderError(message, "", { input_tokens: 0, output_tokens: 0 }, retryable);
+    throw new ProviderError(message, text, { input_tokens: promptTokens, output_tokens: estimateTokens(text) }, retryable);
   }
+  if (req.signal.aborted) throw req.signal.reason;
+  return { text, usage: finalUsage ?? { input_tokens: promptTokens, output_tokens: estimateTokens(text) }, steps };
 }

@@ -1,3 +1,6 @@
+import { kbSearchProvider } from "./builtin/kb-search";
+import { skillsProvider } from "./builtin/skills";
+import { webSearchProvider } from "./builtin/web-search";
 import type { AfterTurnHook, ContextProvider, ToolProvider } from "./types";
 
 /**
@@ -5,7 +8,11 @@ import type { AfterTurnHook, ContextProvider, ToolProvider } from "./types";
  * A new capability registers here and nowhere else; the turn pipeline reads
  * these lists (src/services/answer/).
  */
-export const TOOL_PROVIDERS: ToolProvider[] = [];
+export const TOOL_PROVIDERS: ToolProvider[] = [
+  kbSearchProvider,
+  webSearchProvider,
+  skillsProvider,
+];
 
 export const CONTEXT_PROVIDERS: ContextProvider[] = [];
 

@@ -1,0 +1,83 @@
+import type { Database } from "../../db/client";
+import type { Chat, KnowledgeBase, Message, Source } from "../../db/schema";
+import type { Env } from "../../env";
+import type { Actor } from "../billing/metering";
+import type { TokenUsage } from "../models/llm";
+import { LOCAL_MODEL_ID, type ModelInfo } from "../models/registry";
+import type { Toolbox } from "../tools/toolbox";
+import type { ToolSettings, TurnScope } from "../tools/types";
+import type { PromptExtras } from "./prompt";
+import type { SourceLedger } from "./sources";
+import type { ToolRunner } from "./tool-runner";
+import type { Emit, StopReason, UsageView } from "./types";
+
+export interface TurnDeps {
+  db: Database;
+  env: Env;
+}
+
+/** One turn, as chat sends, streams, fast-query and agent runs describe it. */
+export interface TurnRequest {
+  chat: Chat;
+  kb: KnowledgeBase;
+  model: ModelInfo;
+  content: string;
+  mode: "quick" | "deep";
+  actor: Actor;
+  operation: "chat" | "fast_query" | "agent_run";
+  /** What the toolbox may use. */
+  tools: ToolSettings;
+  /** The end user the turn acts for (`user:…`, `ext:…`, `key:…`). */
+  subject: string;
+  /** The caller reads a stream. */
+  streaming: boolean;
+  /** Passages to retrieve in quick mode (fast-query's chunk_count). */
+  chunkCount?: number;
+  skills?: PromptExtras["skills"];
+  attachments?: PromptExtras["attachments"];
+  /** Extra system instructions (an agent's goal and instructions). */
+  instructions?: string | null;
+  /** Images of this message: stored keys (bytes go to vision models) and their URLs (metadata). */
+  images?: Array<{ url: string; key: string; mediaType: string }>;
+  runId?: string | null;
+  depth?: number;
+}
+
+export interface TurnResult {
+  userMessage: Message;
+  assistantMessage: Message;
+  usage: UsageView;
+  status: Message["status"];
+  sources: Source[];
+  stopReason?: StopReason;
+  error?: { code: string; message: string; retryable: boolean };
+}
+
+/** The state a turn's stages share. */
+export interface TurnContext {
+  deps: TurnDeps;
+  req: TurnRequest;
+  scope: TurnScope;
+  emit: Emit;
+  signal: AbortSignal;
+  toolbox: Toolbox;
+  ledger: SourceLedger;
+  runner: ToolRunner;
+  /** Tokens of the answer's model calls (summaries are metered on their own). */
+  used: TokenUsage;
+  /** Metadata the context providers contribute to the answer (memoryUsed, memory_ids, ...). */
+  contextMetadata: Record<string, unknown>;
+  /** How many sources the last `sources` event carried (-1: none sent yet). */
+  publishedSources: number;
+}
+
+export const isLocal = (m: ModelInfo) => m.id === LOCAL_MODEL_ID;
+
+export const thought = (ctx: TurnContext, content: string) => ctx.emit({ type: "agent_thought", content });
+
+/** Emits the `sources` event when it has not been sent yet or the list grew since. */
+export async function publishSources(ctx: TurnContext): Promise<void> {
+  if (ctx.publishedSources === ctx.ledger.size) return;
+  ctx.publishedSources = ctx.ledger.size;
+  await ctx.emit({ type: "sources", sources: ctx.ledger.all });
+}

@@ -1,0 +1,98 @@
+import type { Message, MessageMetadata } from "../../../db/schema";
+import { recordUsage } from "../../billing/metering";
+import { appendMessage } from "../../chats/chats";
+import { AFTER_TURN_HOOKS } from "../../tools/registry";
+import type { TurnContext, TurnResult } from "../context";
+import type { StopReason, UsageView } from "../types";
+
+export interface Outcome {
+  content: string;
+  status: Message["status"];
+  stopReason?: StopReason;
+  error?: TurnResult["error"];
+}
+
+/** Stage: metering. The answer's model calls, charged once (also for partial and failed turns). */
+export async function meterStage(ctx: TurnContext, assistantId: string): Promise<UsageView> {
+  const { chat, model } = ctx.req;
+  const recorded = await recordUsage(ctx.deps.db, {
+    organizationId: chat.organizationId,
+    tenantId: chat.tenantId,
+    operation: ctx.req.operation,
+    model: model.id,
+    pricing: model.pricing,
+    usage: ctx.used,
+    actor: ctx.req.actor,
+    chatId: chat.id,
+    messageId: assistantId,
+    agentRunId: ctx.req.runId ?? null,
+    idempotencyKey: `turn:${assistantId}`,
+  });
+  return { input_tokens: recorded.input_tokens, output_tokens: recorded.output_tokens, total_tokens: recorded.total_tokens, credits: recorded.credits };
+}
+
+/** Stage: persistence. The answer with its sources and the owner's operational metadata. */
+export async function persistStage(ctx: TurnContext, assistantId: string, outcome: Outcome, usage: UsageView): Promise<Message> {
+  const metadata: MessageMetadata = {
+    sources: ctx.ledger.all,
+    usage,
+    model: ctx.req.model.id,
+    memoryUsed: false,
+    ...ctx.contextMetadata,
+    ...(ctx.runner.delegatedAgentIds.length ? { delegatedAgentIds: ctx.runner.delegatedAgentIds } : {}),
+    ...(ctx.runner.calls.length ? { tool_calls: ctx.runner.calls } : {}),
+    ...(ctx.req.runId ? { run_id: ctx.req.runId } : {}),
+    ...(outcome.error ? { error: { code: outcome.error.code, message: outcome.error.message } } : {}),
+    ...(outcome.stopReason ? { stop_reason: outcome.stopReason } : {}),
+  };
+  return appendMessage(ctx.deps.db, ctx.req.chat.id, { id: assistantId, role: "assistant", content: outcome.content, status: outcome.status, metadata });
+}
+
+/** Stage: after-turn hooks (memory extraction, finishing an agent run); returns what they add to `done`. */
+export async function afterTurnStage(
+  ctx: TurnContext,
+  turn: { userMessage: Message; assistantMessage: Message; outcome: Outcome; usage: UsageView },
+): Promise<Record<string, unknown>> {
+  const extras: Record<string, unknown> = {};
+  for (const hook of AFTER_TURN_HOOKS) {
+    try {
+      const r = await hook.run(
+        ctx.scope,
+        {
+          userMessage: turn.userMessage,
+          assistantMessage: turn.assistantMessage,
+          status: turn.outcome.status,
+          stopReason: turn.outcome.stopReason,
+          error: turn.outcome.error ? { code: turn.outcome.error.code, message: turn.outcome.error.message } : undefined,
+          usage: turn.usage,
+          question: ctx.req.content,
+        },
+        ctx.emit,
+      );
+      if (r?.done) Object.assign(extras, r.done);
+    } catch (e) {
+      console.error(`after-turn hook ${hook.name} failed in chat ${ctx.req.chat.id}:`, e instanceof Error ? e.message : e);
+    }
+  }
+  return extras;
+}
+
+/** Stage: closing events — `tokens` and `done`, or `error`. */
+export async function closingEvents(ctx: TurnContext, assistantId: string, outcome: Outcome, usage: UsageView, doneExtras: Record<string, unknown>) {
+  const chatId = ctx.req.chat.id;
+  if (outcome.status === "error") {
+    const e = outcome.error!;
+    await ctx.emit({ type: "error", message: e.message, code: e.code, retryable: e.retryable, chat_id: chatId, message_id: assistantId });
+    return;
+  }
+  await ctx.emit({ type: "tokens", usage });
+  await ctx.emit({
+    type: "done",
+    chat_id: chatId,
+    message_id: assistantId,
+    usage,
+    status: outcome.status,
+    ...(outcome.stopReason ? { stop_reason: outcome.stopReason } : {}),
+    ...doneExtras,
+  });
+}

@@ -1,0 +1,61 @@
+import { TOOL_PROVIDERS } from "./registry";
+import type { Tool, ToolProvider, ToolSettings, TurnScope, ValidationScope } from "./types";
+
+/** Provider tool names: letters, digits, `_` and `-`, at most 64 characters (the OpenAI function-name rule). */
+const NAME_MAX = 64;
+
+export function safeToolName(name: string): string {
+  return name.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, NAME_MAX) || "tool";
+}
+
+/** A server or app name as it appears in a tool name: lower case `[a-z0-9_]`, at most 24 characters. */
+export function nameSlug(name: string): string {
+  return name.toLowerCase().replace(/[^a-z0-9_]+/g, "_").replace(/^_+|_+$/g, "").slice(0, 24) || "server";
+}
+
+export interface Toolbox {
+  tools: Tool[];
+  get(name: string): Tool | undefined;
+}
+
+/**
+ * The toolbox of one turn: every registered provider's tools for these
+ * settings, with names made safe and unique within the turn (a numeric suffix
+ * on a clash). A provider that fails is left out and logged: one broken remote
+ * never breaks a turn.
+ */
+export async function assembleToolbox(
+  scope: TurnScope,
+  settings: ToolSettings,
+  providers: readonly ToolProvider[] = TOOL_PROVIDERS,
+): Promise<Toolbox> {
+  const lists = await Promise.all(
+    providers.map((p) =>
+      p.tools(scope, settings).catch((e) => {
+        if (scope.chat && !(e instanceof Error && e.name === "AbortError")) console.error(`toolbox: provider ${p.name} failed`, e instanceof Error ? e.message : e);
+        return [] as Tool[];
+      }),
+    ),
+  );
+  const byName = new Map<string, Tool>();
+  for (const tool of lists.flat()) {
+    const base = safeToolName(tool.name);
+    let name = base;
+    for (let n = 2; byName.has(name); n++) name = `${base.slice(0, NAME_MAX - String(n).length - 1)}_${n}`;
+    byName.set(name, { ...tool, name });
+  }
+  return { tools: [...byName.values()], get: (name) => byName.get(name) };
+}
+
+/** Every provider's up-front checks (400 naming the field), before the turn starts and before credits are spent. */
+export async function validateToolSettings(
+  scope: ValidationScope,
+  settings: ToolSettings,
+  providers: readonly ToolProvider[] = TOOL_PROVIDERS,
+): Promise<void> {
+  for (const p of providers) await p.validate?.(scope, settings);
+}
+
+/** Whether a provider of this name is registered (a capability that is not registered refuses its settings). */
+export const hasProvider = (name: string, providers: readonly ToolProvider[] = TOOL_PROVIDERS) =>
+  providers.some((p) => p.name === name);
