@@ -1,6 +1,7 @@
 import { kbSearchProvider } from "./builtin/kb-search";
 import { skillsProvider } from "./builtin/skills";
 import { webSearchProvider } from "./builtin/web-search";
+import { sqlProvider } from "../tables/tool";
 import type { AfterTurnHook, ContextProvider, ToolProvider } from "./types";
 
 /**
@@ -12,6 +13,7 @@ export const TOOL_PROVIDERS: ToolProvider[] = [
   kbSearchProvider,
   webSearchProvider,
   skillsProvider,
+  sqlProvider,
 ];
 
 export const CONTEXT_PROVIDERS: ContextProvider[] = [];
