@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { runSql } from "../../src/services/tables/service";
-import { call, createKb, createKey, createOrg, expectError, expectStatus, fetchWorker, type Auth } from "../helpers";
+import { addMember, call, createKb, createKey, createOrg, expectError, expectStatus, fetchWorker, type Auth } from "../helpers";
 import { db, docRow, eventually, uploadFile, waitForDocument } from "../documents/doc-helpers";
 
 const SALES = [
@@ -247,6 +247,10 @@ describe("read-only SQL", () => {
     const otherOrgKey = await createKey(b.org, { scopes: ["documents:read"] });
     expectError(await sql({ key: otherOrgKey.key }, a.kb.id, "SELECT 1"), 404);
     expectError(await sql({}, a.kb.id, "SELECT 1"), 401);
+    // A viewer reads: listing and querying are reads.
+    const viewer = await addMember(a.org, "viewer");
+    expect(expectStatus(await sql({ cookie: viewer.cookie }, a.kb.id, "SELECT count(*) FROM sales"), 200).rows).toEqual([[5]]);
+    expect(expectStatus(await call(`/knowledge-bases/${a.kb.id}/tables`, { cookie: viewer.cookie }), 200).tables).toHaveLength(1);
   });
 
   it("malformed bodies are 400 invalid_request; both routes are documented", async () => {

@@ -26,7 +26,7 @@ const AGGREGATES: Array<[Aggregate, RegExp]> = [
   ["count", /\b(?:how many|count|number of)\b/i],
   ["sum", /\b(?:total|sum|overall|altogether|combined)\b/i],
   ["min", /\b(?:min|minimum|lowest|smallest|least|cheapest|earliest|fewest)\b/i],
-  ["max", /\b(?:max|maximum|highest|largest|biggest|greatest|most|top|latest|most expensive)\b/i],
+  ["max", /\b(?:max|maximum|highest|largest|biggest|greatest|latest|most expensive)\b/i],
 ];
 
 /** Measure columns chosen when the question names none ("total sales"): money-like names first. */

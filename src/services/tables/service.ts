@@ -35,6 +35,21 @@ export async function reconcileTables(env: Env, db: Database, kbId: string): Pro
   for (const id of ids) if (!live.has(id)) await store.dropDocument(id);
 }
 
+/**
+ * Whether the knowledge base has a live document that can hold tables (CSV,
+ * XLSX, JSON). Turns ask this first, so a knowledge base without data files
+ * never wakes (or creates) a store.
+ */
+export async function hasTabularDocuments(db: Database, kbId: string): Promise<boolean> {
+  const row = await db.get<{ n: number }>(sql`
+    SELECT 1 AS n FROM documents WHERE knowledge_base_id = ${kbId} AND status <> 'deleted' AND parent_document_id IS NULL
+      AND (lower(filename) LIKE '%.csv' OR lower(filename) LIKE '%.xlsx' OR lower(filename) LIKE '%.json'
+        OR mime_type IN ('text/csv', 'application/csv', 'application/json', 'text/json',
+          'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet'))
+    LIMIT 1`);
+  return !!row;
+}
+
 export interface PublicTable {
   name: string;
   document_id: string;
@@ -96,7 +111,7 @@ export async function runSql(
   } catch (e) {
     // The store was reset under the query (its CPU limit): that is a query that ran too long.
     const message = e instanceof Error ? e.message : String(e);
-    if (/exceeded|CPU|reset|overloaded/i.test(message)) throw new ApiError("query_timeout", `The query ran longer than allowed (${message.slice(0, 200)})`);
+    if (/exceeded|CPU|reset/i.test(message)) throw new ApiError("query_timeout", `The query ran longer than allowed (${message.slice(0, 200)})`);
     throw e;
   } finally {
     clearTimeout(timer);

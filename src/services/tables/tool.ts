@@ -5,7 +5,7 @@ import type { Tool, ToolOutput, ToolProvider } from "../tools/types";
 import { describeAggregate, planAggregate, type AggregatePlan } from "./aggregate";
 import { buildChart, CHART_INPUT_PROPERTIES, chartRequest } from "./chart";
 import type { Cell } from "./infer";
-import { listKbTables, runSql, type SqlResult } from "./service";
+import { hasTabularDocuments, listKbTables, runSql, type SqlResult } from "./service";
 import type { TableInfo } from "./store";
 
 /** Rows of a result rendered into the citable passage the model reads. */
@@ -131,6 +131,7 @@ export function sqlQueryTool(kb: KnowledgeBase, tables: TableInfo[]): Tool {
 export const sqlProvider: ToolProvider = {
   name: "sql",
   async tools(scope) {
+    if (!(await hasTabularDocuments(scope.db, scope.kb.id))) return [];
     const tables = await listKbTables(scope.env, scope.db, scope.kb.id);
     return tables.length ? [sqlQueryTool(scope.kb, tables)] : [];
   },
