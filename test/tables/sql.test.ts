@@ -210,6 +210,10 @@ describe("read-only SQL", () => {
     // A recursive query that would never end stops at the row limit.
     const rec = expectStatus(await sql(auth, kb.id, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x FROM c"), 200);
     expect([rec.row_count, rec.truncated]).toEqual([1000, true]);
+    // A join that would go through 1,500^3 combinations is refused before it runs.
+    const cross = await sql(auth, kb.id, "SELECT count(*) FROM squares a, squares b, squares c WHERE a.sq + b.sq = c.n * 3");
+    expect(expectError(cross, 400, "query_timeout").message).toMatch(/3\.4e\+9 row combinations/);
+    expect(expectStatus(await sql(auth, kb.id, "SELECT count(*) FROM squares a JOIN squares b ON a.n = b.n"), 200).rows).toEqual([[1500]]);
     const long = `SELECT n FROM squares WHERE n IN (${Array.from({ length: 3000 }, (_, i) => i).join(",")})`;
     expect(long.length).toBeGreaterThan(10_000);
     expect(expectError(await sql(auth, kb.id, long), 400, "invalid_sql").message).toMatch(/at most 10000/);

@@ -69,6 +69,10 @@ const REFUSED_FUNCTIONS = new Set(["load_extension", "readfile", "writefile", "e
 
 /** The prefix of the wrapped query: offsets in SQLite's messages are shifted back by its length. */
 const WRAP_PREFIX = "SELECT * FROM (\n";
+/** Words that may follow a table name and are not its alias. */
+const NOT_ALIASES = new Set(["where", "join", "inner", "left", "right", "full", "cross", "natural", "outer", "on", "using", "group", "order", "limit", "union", "except", "intersect", "window", "having", "indexed", "not"]);
+/** Nested-loop row combinations a query may plan for (see scanProduct). */
+const MAX_SCAN_PRODUCT = 200_000_000;
 /** Result cells past this many characters in total end the result early (`truncated`). */
 const MAX_RESULT_CHARS = 4_000_000;
 
@@ -288,6 +292,14 @@ export class KbTables extends DurableObject<Env> {
     const wrapped = `${WRAP_PREFIX}${checked.body}\n) LIMIT ${opts.maxRows + 1}`;
     const refused = this.compileCheck(wrapped);
     if (refused) return { ok: false, code: "invalid_sql", message: refused };
+    const combinations = this.scanProduct(wrapped);
+    if (combinations > MAX_SCAN_PRODUCT) {
+      return {
+        ok: false,
+        code: "query_timeout",
+        message: `The query would go through about ${combinations.toExponential(1)} row combinations (a join without a matching condition?) and cannot finish within ${opts.timeoutMs / 1000} s`,
+      };
+    }
     return this.runRolledBack(wrapped, opts, started);
   }
 
@@ -307,6 +319,39 @@ export class KbTables extends DurableObject<Env> {
     );
     hidden.add(1); // sqlite_schema
     return programRefusal(program, hidden);
+  }
+
+  /**
+   * A cost estimate from SQLite's query plan: the product of the row counts of
+   * the tables it scans in nested loops (siblings under one plan node). Used
+   * to refuse, before running, joins that cannot finish in time (a cross join
+   * of two 100,000-row tables is 10^10 combinations); unknown loops (CTEs,
+   * subqueries) count as 1, so this only ever refuses the obvious.
+   */
+  private scanProduct(statement: string): number {
+    let plan: Array<{ id: number; parent: number; detail: string }>;
+    try {
+      plan = this.sql.exec<{ id: number; parent: number; detail: string }>(`EXPLAIN QUERY PLAN ${statement}`).toArray();
+    } catch {
+      return 0;
+    }
+    const counts = new Map(this.sql.exec<{ name: string; row_count: number }>("SELECT name, row_count FROM _kb_tables").toArray().map((r) => [r.name, r.row_count]));
+    // The plan names a table by its alias ("FROM sales s" -> "SCAN s"): map aliases found in the text.
+    for (const [name, n] of [...counts]) {
+      for (const m of statement.matchAll(new RegExp(`(?:^|[^\\w"])"?${name}"?\\s+(?:as\\s+)?"?([A-Za-z_]\\w*)"?`, "gi"))) {
+        if (!NOT_ALIASES.has(m[1].toLowerCase())) counts.set(m[1], Math.max(counts.get(m[1]) ?? 0, n));
+      }
+    }
+    const byParent = new Map<number, number>();
+    let worst = 0;
+    for (const step of plan) {
+      const m = /^SCAN (\S+)/.exec(step.detail);
+      const rows = m ? (counts.get(m[1]) ?? 1) : 1;
+      const product = (byParent.get(step.parent) ?? 1) * Math.max(rows, 1);
+      byParent.set(step.parent, product);
+      worst = Math.max(worst, product);
+    }
+    return worst;
   }
 
   /** Layer 3: runs the statement in a transaction that is always rolled back; a run that wrote is refused. */
