@@ -17,11 +17,13 @@ import { chatCrudRoutes } from "./routes/chats/crud";
 import { chatQueryRoutes } from "./routes/chats/queries";
 import { chatImage, sharedChatRoutes, sharePage } from "./routes/chats/shared";
 import { chatTurnRoutes } from "./routes/chats/turns";
+import { connectorRoutes } from "./routes/connectors";
 import { usageRoutes } from "./routes/billing/usage";
 import { documentRoutes } from "./routes/documents";
 import { environmentRoutes } from "./routes/environments";
 import { evalRoutes } from "./routes/eval";
 import { knowledgeBaseRoutes } from "./routes/knowledge-bases";
+import { memoryRoutes } from "./routes/memory";
 import { memberRoutes } from "./routes/organizations/members";
 import { organizationRoutes } from "./routes/organizations/organizations";
 import { publishedPageRoutes } from "./routes/pages/published";
@@ -31,6 +33,8 @@ import { tableRoutes } from "./routes/tables";
 import { tenantRoutes } from "./routes/tenants";
 import { signedUrlRoutes } from "./routes/uploads";
 import type { AppEnv } from "./types";
+import { embedRoutes } from "./routes/embed";
+import { widgetRoutes } from "./routes/embed/widget";
 
 export const API_PREFIX = "/api/v1";
 
@@ -74,8 +78,11 @@ function createApi() {
   api.route("/", chatQueryRoutes);
   api.route("/", chatTurnRoutes);
   api.route("/", sharedChatRoutes);
+  api.route("/", connectorRoutes);
   // Retrieval evaluation (npm run eval:retrieval); answers 404 unless EVAL_ENDPOINTS=true outside production.
   api.route("/", evalRoutes);
+  api.route("/", memoryRoutes);
+  api.route("/", embedRoutes);
   return api;
 }
 
@@ -111,6 +118,8 @@ export function createApp() {
   // Share URLs of chats (PATCH /chats/:id/access): a read-only HTML transcript.
   app.get("/share/:chatId", sharePage);
   app.get("/chat-images/:chatId/:file", chatImage);
+  // The embeddable chat widget (GET /widget.js) and its development demo (GET /embed/demo).
+  app.route("/", widgetRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",

@@ -111,6 +111,12 @@ export interface Env {
   // ---- Connected data (see README "Connected data") ----
   /** One SQLite-backed Durable Object per knowledge base: the tables loaded from its CSV, XLSX and JSON documents. */
   KB_TABLES: DurableObjectNamespace<import("./services/tables/store").KbTables>;
+
+  // ---- Connectors (README "Connectors") ----
+  /** Secret: JSON `{"<slug>": {"client_id", "client_secret"}}`, the OAuth app of each connector. */
+  CONNECTORS?: string;
+  /** JSON `{"<slug>": {"authorize_url", "token_url", "api_base_url"}}`: other endpoints for a connector (ignored in production). */
+  CONNECTOR_ENDPOINTS?: string;
 }
 
 type AppBindings = Env;

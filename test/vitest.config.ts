@@ -19,6 +19,9 @@ export default defineConfig(async () => {
   const servers = await startTestServers();
   // The URL guard refuses private addresses; tests allow exactly the local web server (by IP and by name).
   const webPort = new URL(servers.web).port;
+  // Every connector talks to the local double of its provider (test/servers/connectors.ts).
+  const connectorsPort = new URL(servers.connectors).port;
+  const connectorSlugs = ["github", "google-drive", "notion", "slack", "linear", "jira"];
 
   const workers = (extra: Record<string, string>) =>
     cloudflareTest({
@@ -32,7 +35,16 @@ export default defineConfig(async () => {
           PASSWORD_ITERATIONS: "1000",
           // Tests sign up many users from one address; the throttle has its own test.
           SIGNUP_THROTTLE_MAX: "0",
-          ALLOW_PRIVATE_URLS: `127.0.0.1:${webPort},localhost:${webPort}`,
+          ALLOW_PRIVATE_URLS: `127.0.0.1:${webPort},localhost:${webPort},127.0.0.1:${connectorsPort}`,
+          CONNECTORS: JSON.stringify(Object.fromEntries(connectorSlugs.map((s) => [s, { client_id: `${s}-client`, client_secret: `${s}-secret` }]))),
+          CONNECTOR_ENDPOINTS: JSON.stringify(
+            Object.fromEntries(
+              connectorSlugs.map((s) => [
+                s,
+                { authorize_url: `${servers.connectors}/${s}/oauth/authorize`, token_url: `${servers.connectors}/${s}/oauth/token`, api_base_url: `${servers.connectors}/${s}/api` },
+              ]),
+            ),
+          ),
           // Provider models point at the local OpenAI-compatible server (test/servers/openai.ts).
           OPENAI_BASE_URL: `${servers.openai}/v1`,
           OPENAI_API_KEY: "test-key",

@@ -4,8 +4,10 @@ import { matchedRoutes } from "hono/route";
 import { config } from "../lib/config";
 import { ApiError, forbidden, unauthorized } from "../lib/errors";
 import { resolveApiKey } from "../services/api-keys";
+import { looksLikeEmbedToken, resolveEmbedToken } from "../services/embed/tokens";
 import { resolveSession, SESSION_COOKIE, SESSION_TTL_MS } from "../services/identity/sessions";
 import type { AppEnv } from "../types";
+import { assertEmbedRequestAllowed } from "./embed";
 import { isPublicApiPath } from "./public-paths";
 
 const UNSAFE = new Set(["POST", "PUT", "PATCH", "DELETE"]);
@@ -30,7 +32,8 @@ export function clearSessionCookie(c: Context<AppEnv>) {
 }
 
 /**
- * Resolves the caller from `Authorization: Bearer kbk_...` or the session
+ * Resolves the caller from `Authorization: Bearer kbk_...` (or an embed token
+ * `kbe_...`, src/auth/embed.ts) or the session
  * cookie and stores it in `c.var.caller`. A bad bearer credential is always
  * 401; a stale cookie makes the request anonymous, and an anonymous request is
  * answered 401 here unless its path is public (src/auth/public-paths.ts), so
@@ -42,6 +45,13 @@ export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
   if (authz !== undefined) {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(authz);
     if (!m) throw new ApiError("unauthorized", "Authorization header must be 'Bearer <API key>'");
+    if (looksLikeEmbedToken(m[1])) {
+      // Embed tokens (kbe_...): only the widget's chat routes, only from the token's origins.
+      const caller = await resolveEmbedToken(db, m[1]);
+      assertEmbedRequestAllowed(c, caller);
+      c.set("caller", caller);
+      return next();
+    }
     const { caller, touch } = await resolveApiKey(db, m[1]);
     if (touch) c.executionCtx.waitUntil(touch.catch((e) => console.error("last_used_at update failed", e)));
     c.set("caller", caller);

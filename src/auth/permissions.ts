@@ -70,6 +70,11 @@ export const PERMISSIONS = {
   "agents:write": { roles: WRITERS, scope: "agents:write", write: true },
   /** Running an agent is asking questions: query:rag, any member. */
   "agents:run": { roles: ALL, scope: "query:rag", write: true },
+  /**
+   * Minting embed tokens (POST /embed/tokens): keys with query:rag; users who may configure the
+   * organization's integrations (like API keys), so a viewer cannot hand out bearer credentials.
+   */
+  "embed:mint": { roles: WRITERS, scope: "query:rag", write: true },
 } as const satisfies Record<string, PermissionRule>;
 
 export type Permission = keyof typeof PERMISSIONS;

@@ -11,7 +11,7 @@ export const RATE_LIMIT_PERIOD_SECONDS = 10;
 
 /**
  * Per-caller request throttling with the Workers Rate Limiting binding
- * (`[[ratelimits]]` RATE_LIMITER): each API key and each signed-in user has its
+ * (`[[ratelimits]]` RATE_LIMITER): each API key, embed token and signed-in user has its
  * own budget, independent of credits. Anonymous requests are not counted here
  * (signup and login have their own throttles). Counts are per Cloudflare
  * location and approximate, as the binding documents; `wrangler dev` and the
@@ -24,7 +24,7 @@ export const rateLimit: MiddlewareHandler<AppEnv> = async (c, next) => {
   const limiter = c.env.RATE_LIMITER;
   if (!caller || !limiter || c.env.RATE_LIMITS?.trim().toLowerCase() === "off") return next();
 
-  const key = caller.type === "api_key" ? `key:${caller.key.id}` : `user:${caller.user.id}`;
+  const key = caller.type === "user" ? `user:${caller.user.id}` : caller.embed ? `embed:${caller.embed.tokenId}` : `key:${caller.key.id}`;
   let allowed = true;
   try {
     allowed = (await limiter.limit({ key })).success;
@@ -34,7 +34,7 @@ export const rateLimit: MiddlewareHandler<AppEnv> = async (c, next) => {
   if (!allowed) {
     throw new ApiError(
       "rate_limited",
-      `Too many requests for this ${caller.type === "api_key" ? "API key" : "user"}; retry after ${RATE_LIMIT_PERIOD_SECONDS} seconds`,
+      `Too many requests for this ${caller.type === "user" ? "user" : caller.embed ? "embed token" : "API key"}; retry after ${RATE_LIMIT_PERIOD_SECONDS} seconds`,
       { headers: { "Retry-After": String(RATE_LIMIT_PERIOD_SECONDS) } },
     );
   }

@@ -2,6 +2,7 @@ import type { Database } from "../db/client";
 import type { Env } from "../env";
 import { purgeExpiredSessions } from "./identity/sessions";
 import { purgeThrottleEvents } from "./identity/throttle";
+import { purgeExpiredEmbedTokens } from "./embed/tokens";
 import { expireInvitations } from "./organizations";
 
 type Task = (db: Database, env: Env, at: Date) => Promise<void>;
@@ -11,6 +12,7 @@ const tasks: Array<[string, Task]> = [
   ["expire invitations", (db) => expireInvitations(db)],
   ["purge expired sessions", (db) => purgeExpiredSessions(db)],
   ["purge throttle records", (db) => purgeThrottleEvents(db)],
+  ["purge expired embed tokens", (db, _env, at) => purgeExpiredEmbedTokens(db, at.getTime())],
 ];
 
 export function registerHousekeeping(name: string, task: Task) {

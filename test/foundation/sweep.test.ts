@@ -11,6 +11,7 @@ import { BASE, call, createKb, createKey, createOrg, expectStatus, fetchWorker, 
 const ALL_SCOPES = [
   "documents:read", "documents:write", "documents:delete", "query:rag", "tenants:read", "tenants:write", "tenants:delete",
   "skills:read", "skills:write", "artifacts:read", "artifacts:write",
+  "connectors:read", "connectors:write", "connectors:delete",
 ];
 
 const JUNK_IDS = ["x", "00000000-0000-0000-0000-000000000000", "%00", "a".repeat(300), "..%2F..%2Fetc"];
@@ -98,6 +99,7 @@ describe("every documented operation survives hostile input", () => {
       if (param === "tenantId") return org.tenantId;
       if (param === "orgId") return org.id;
       if (param === "messageId") return chat.assistant_message?.id ?? "x";
+      if (param === "memoryId") return "mry_doesnotexist";
       if (param !== "id") return "x";
       const group = path.replace(/^(\/api\/v1)?\//, "").match(/^(skills\/catalog|[^/]+)/)?.[1] ?? "";
       return ids[group] ?? "x";

@@ -1,4 +1,8 @@
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { createDb } from "../../src/db/client";
+import { writeMemory } from "../../src/services/memory/memories";
+import { scopeKeyOf } from "../../src/services/memory/settings";
 import { newChat } from "../chats/chat-helpers";
 import {
   addMember, BASE, call, createEnvironment, createKb, createKey, createOrg, createTenant, expectStatus, fetchWorker, type ApiResponse, type Auth,
@@ -13,6 +17,7 @@ import {
 const ALL_SCOPES = [
   "documents:read", "documents:write", "documents:delete", "query:rag", "tenants:read", "tenants:write", "tenants:delete",
   "skills:read", "skills:write", "artifacts:read", "artifacts:write",
+  "connectors:read", "connectors:write", "connectors:delete",
 ];
 
 /** Operations that do not address any one tenant's data: anyone signed in may call them. */
@@ -25,6 +30,10 @@ const UNADDRESSED = new Set([
   "POST /api/v1/auth/signup",
   "POST /api/v1/auth/login",
   "POST /api/v1/auth/logout",
+  // The connector catalog is the same for everyone; the OAuth callback is public and trusts only its signed state.
+  "GET /api/v1/connectors/catalog",
+  "POST /api/v1/connectors/catalog/by-slugs",
+  "GET /api/v1/connectors/auth/callback",
 ]);
 
 interface Operation {
@@ -51,6 +60,20 @@ async function victimWithEverything() {
   );
   const victimKey = await createKey(victim, { scopes: ["tenants:read"] });
   const invite = expectStatus(await call(`/organizations/${victim.id}/members`, { ...owner, body: { email: "someone@example.com", role: "viewer" } }), 201);
+  // A durable memory of one of the tenant's end users, and the knowledge base's own (kb_restricted) memory.
+  expectStatus(await call(`/tenants/${victim.tenantId}/memory-settings`, { ...owner, method: "PATCH", body: { mode: "durable" } }), 200);
+  const memoryKb = await createKb(victim);
+  expectStatus(await call(`/knowledge-bases/${memoryKb.id}`, { ...owner, method: "PATCH", body: { kbMemoryMode: "kb_restricted" } }), 200);
+  const remember = async (kbId: string | null, content: string) =>
+    (
+      await writeMemory(
+        { env: env as any, db: createDb(env.DB) },
+        { organizationId: victim.id, tenantId: victim.tenantId, knowledgeBaseId: kbId, subjectId: "ext:victim", scopeKey: await scopeKeyOf(victim.tenantId, kbId, "ext:victim"), retention: "explicit_only" },
+        { content, kind: "fact", sourceChatId: null, sourceMessageId: null },
+      )
+    ).memory;
+  const memory = await remember(null, "My project code is ZEBRA-42.");
+  const kbMemory = await remember(memoryKb.id, "My locker is 815.");
 
   const byGroup: Record<string, string> = {
     organizations: victim.id,
@@ -71,6 +94,8 @@ async function victimWithEverything() {
     if (param === "messageId") return messageId;
     if (param === "invite_id") return invite.id;
     if (param === "member_id") return victim.owner.id;
+    if (param === "memoryId") return path.startsWith("/api/v1/knowledge-bases/") ? kbMemory.id : memory.id;
+    if (param === "id" && path.includes("/memories")) return path.startsWith("/api/v1/knowledge-bases/") ? memoryKb.id : victim.tenantId;
     return byGroup[path.replace(/^(\/api\/v1)?\//, "").match(/^([^/]+)/)?.[1] ?? ""] ?? "x";
   };
   const query = `?tenant_id=${victim.tenantId}&kb_id=${kb.id}&knowledge_base_id=${kb.id}&document_id=${doc.document_id}&env_id=${victim.envId}&environment_id=${victim.envId}`;
@@ -82,7 +107,9 @@ async function victimWithEverything() {
     content: "What is the refund policy?", query: "refund", message: "What is the refund policy?", model: "local-extractive",
     amount: 1, role: "viewer", email: "probe@example.com", filename: "probe.md", mime_type: "text/markdown", size_bytes: 10,
     url: "https://example.com", scopes: ["documents:read"], access_level: "public", visibility: "public", status: "inactive",
-    edits: [{ oldText: "T", newText: "X" }],
+    edits: [{ oldText: "T", newText: "X" }], mode: "durable", retention: "automatic",
+    allowed_origins: ["https://example.com"],
+    slug: "github", slugs: ["github"], redirect_url: "https://app.example.com/connected",
   };
   const bodyFor = (o: Operation) =>
     o.method === "GET" || o.method === "DELETE"
@@ -110,7 +137,10 @@ async function victimWithEverything() {
   };
   const requestText = (o: Operation) => o.path.replace(/\{([^}]+)\}/g, (_, p: string) => idFor(o.path, p)) + query + JSON.stringify(bodyFor(o) ?? "");
 
-  const ids = [victim.id, victim.envId, victim.tenantId, kb.id, skill.id, artifact.id, doc.document_id, chat.id, victimKey.id, invite.id, messageId];
+  const ids = [
+    victim.id, victim.envId, victim.tenantId, kb.id, skill.id, artifact.id, doc.document_id, chat.id, victimKey.id, invite.id, messageId,
+    memoryKb.id, memory.id, kbMemory.id,
+  ];
   const assertIntact = async () => {
     expectStatus(await call(`/knowledge-bases/${kb.id}`, owner), 200);
     expect(expectStatus(await call(`/organizations/${victim.id}`, owner), 200).status).toBe("active");
@@ -119,6 +149,9 @@ async function victimWithEverything() {
     expect(expectStatus(await call(`/chats/${chat.id}/messages`, owner), 200).messages).toHaveLength(2);
     expect(expectStatus(await call(`/documents/status?document_id=${doc.document_id}`, owner), 200).status).toBe("pending_upload");
     expect(expectStatus(await call(`/billing/tenants/${victim.tenantId}/credits`, owner), 200).credits_pool).toBe(500);
+    expect(expectStatus(await call(`/tenants/${victim.tenantId}/memories`, owner), 200).memories.map((m: { id: string }) => m.id)).toEqual([memory.id]);
+    expect(expectStatus(await call(`/knowledge-bases/${memoryKb.id}/memories`, owner), 200).memories.map((m: { id: string }) => m.id)).toEqual([kbMemory.id]);
+    expect(expectStatus(await call(`/tenants/${victim.tenantId}/memory-settings`, owner), 200)).toMatchObject({ mode: "durable", retention: "explicit_only" });
     expect(expectStatus(await call(`/environments/${victim.envId}/api-keys`, owner), 200).api_keys.map((k: { id: string }) => k.id)).toContain(victimKey.id);
   };
   return { victim, operations, probe, requestText, ids, assertIntact };
@@ -171,10 +204,16 @@ describe("tenancy: no route lets an outsider read or change a tenant's resources
     const viewer = await addMember(victim, "viewer");
     // Viewers may ask questions (query:rag is reading the knowledge base; src/auth/permissions.ts).
     // The signed upload URL authorizes by its signature, not by the caller.
+    // Connected apps are personal: any member (viewers too) connects their own accounts (src/auth/permissions.ts).
     // Reads sent as POST (a body too large for a query string) are not writes: read-only SQL (documents:read).
     const readPosts = new Set(["POST /api/v1/knowledge-bases/{id}/sql"]);
     const writes = operations.filter(
-      (o) => o.method !== "GET" && !o.path.startsWith("/api/v1/chats") && !o.path.startsWith("/uploads/") && !readPosts.has(`${o.method} ${o.path}`),
+      (o) =>
+        o.method !== "GET" &&
+        !o.path.startsWith("/api/v1/chats") &&
+        !o.path.startsWith("/uploads/") &&
+        !o.path.startsWith("/api/v1/connectors") &&
+        !readPosts.has(`${o.method} ${o.path}`),
     );
     expect(writes.length).toBeGreaterThan(30);
     const breaches: string[] = [];

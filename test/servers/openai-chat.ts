@@ -18,6 +18,8 @@ import type http from "node:http";
  *   - none: calls the first tool once with a query taken from the message, then answers.
  * After tool results it answers citing the first `[n]` of each tool result.
  * GET /__requests?contains=<text> counts requests whose body contains <text>.
+ * Structured output named "memory_extraction" (services/memory/extract.ts) is
+ * answered with the first-person statements of the <user_message> as memories.
  */
 export interface OpenAIServerOptions {
   /** Delay between streamed tokens, ms. */
@@ -72,6 +74,23 @@ export function createOpenAIHandler(opts: OpenAIServerOptions = {}) {
     const promptTokens = Math.ceil(JSON.stringify(messages).length / 4);
     const id = `chatcmpl-${Math.random().toString(36).slice(2)}`;
     const created = Math.floor(Date.now() / 1000);
+
+    if (body.response_format?.json_schema?.name === "memory_extraction") {
+      const said = /<user_message>([\s\S]*)<\/user_message>/.exec(lastUserText)?.[1] ?? lastUserText;
+      const statements = said.split(/(?<=[.!?])\s+|\n+/).map((x) => x.trim()).filter((x) => /^(my|i|i'm)\b/i.test(x) && !x.endsWith("?"));
+      const content = JSON.stringify({
+        memories: statements.map((x) => ({
+          content: x,
+          kind: /\b(prefer|like|love)\b/i.test(x) ? "preference" : "fact",
+          entities: [{ name: "User", type: "person" }, ...(x.match(/\b[A-Z][\w-]*\d*\b/g) ?? []).filter((n) => n !== "My" && n !== "I").map((n) => ({ name: n, type: "entity" }))],
+          relations: (x.match(/\b[A-Z][\w-]*\d*\b/g) ?? []).filter((n) => n !== "My" && n !== "I").map((n) => ({ source: "User", target: n, relation: "mentions" })),
+        })),
+      });
+      const usage = { prompt_tokens: promptTokens, completion_tokens: Math.ceil(content.length / 4), total_tokens: promptTokens + Math.ceil(content.length / 4) };
+      res.setHeader("Content-Type", "application/json");
+      res.end(JSON.stringify({ id, object: "chat.completion", created, model, choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }], usage }));
+      return;
+    }
 
     const toolMessages = messages.filter((m) => m.role === "tool");
     const hasTools = Array.isArray(body.tools) && body.tools.length > 0 && body.tool_choice !== "none";

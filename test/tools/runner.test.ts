@@ -49,6 +49,9 @@ describe("ToolRunner", () => {
     const broken = await run.call(tool({ name: "broken", execute: async () => { throw new Error("kaput"); } }), {});
     expect(broken.text).toMatch(/kaput/);
     expect(run.calls.map((c) => [c.tool, c.is_error])).toEqual([["slow", true], ["broken", true]]);
+    // A tool may declare a longer budget of its own (delegates run whole turns).
+    const patient = await run.call(tool({ name: "patient", timeoutMs: 500, execute: () => new Promise((r) => setTimeout(() => r({ text: "late but fine" }), 150)) }), {});
+    expect(patient).toMatchObject({ isError: false, text: "late but fine" });
   });
 
   it("a stopped turn aborts the tool and propagates the stop", async () => {

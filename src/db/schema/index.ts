@@ -7,3 +7,6 @@ export * from "./skills";
 export * from "./artifacts";
 export * from "./documents";
 export * from "./chats";
+export * from "./memory";
+export * from "./embed";
+export * from "./connectors";

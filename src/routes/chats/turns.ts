@@ -5,7 +5,7 @@ import { authorize, requireCaller } from "../../auth/authorize";
 import { ApiError, notFound } from "../../lib/errors";
 import { errorResponses, extraErrors, jsonBody, jsonContent, userOrKey } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
-import { assertSubjectParam, authorizeChat } from "../../services/chats/access";
+import { assertSubjectParam, authorizeChat, effectiveSubject } from "../../services/chats/access";
 import { appendMessage, createChat, getChat, publicChat, truncateTitle } from "../../services/chats/chats";
 import { runTurnJson, streamTurn } from "../../services/chats/session";
 import { canReadShared, FORK_SEED_LIMIT, shareSafeMessages, shareSafeMetadata } from "../../services/chats/sharing";
@@ -112,7 +112,7 @@ export const chatTurnRoutes = createRouter()
       title: body.title ?? (body.message ? truncateTitle(body.message.replace(/\s+/g, " ").trim().slice(0, 80)) : null),
       ownerUserId: caller.type === "user" ? caller.user.id : null,
       apiKeyId: caller.type === "api_key" ? caller.key.id : null,
-      externalSubjectId: body.external_subject_id ?? null,
+      externalSubjectId: effectiveSubject(caller, body.external_subject_id) ?? null,
       agentMode: body.agent_mode,
       sharedSourceChatId: body.shared_source_chat_id?.toLowerCase() ?? null,
       settings: {

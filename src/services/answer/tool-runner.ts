@@ -77,7 +77,8 @@ export class ToolRunner {
   async call(tool: Tool, input: Record<string, unknown>, callId = newId("call")): Promise<ToolCallResult> {
     const started = Date.now();
     await this.announce(tool, input, callId);
-    const timeout = AbortSignal.timeout(this.timeoutMs);
+    const budget = tool.timeoutMs ?? this.timeoutMs;
+    const timeout = AbortSignal.timeout(budget);
     const signal = AbortSignal.any([this.turnSignal, timeout]);
     let output: ToolOutput;
     try {
@@ -85,7 +86,7 @@ export class ToolRunner {
     } catch (e) {
       if (this.turnSignal.aborted) throw this.turnSignal.reason;
       const message = timeout.aborted
-        ? `The tool did not answer within ${Math.round(this.timeoutMs / 1000)} s.`
+        ? `The tool did not answer within ${Math.round(budget / 1000)} s.`
         : `The tool failed: ${e instanceof Error ? e.message : String(e)}`;
       output = { text: message.slice(0, 2000), isError: true };
     }

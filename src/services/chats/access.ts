@@ -3,7 +3,7 @@ import { authorize, requireCaller, type Access } from "../../auth/authorize";
 import type { Caller } from "../../auth/caller";
 import type { Permission } from "../../auth/permissions";
 import type { Chat } from "../../db/schema";
-import { badRequest, conflict, notFound } from "../../lib/errors";
+import { badRequest, conflict, forbidden, notFound } from "../../lib/errors";
 import type { AppEnv } from "../../types";
 import { chatScope, getChat } from "./chats";
 
@@ -16,8 +16,23 @@ import { chatScope, getChat } from "./chats";
  * else answers 404, so no caller learns that another owner's chat exists.
  */
 
+/**
+ * The end user a call acts for: what the caller passed, except for an embed token, whose subject is
+ * forced (its external_subject_id, or a per-token subject): it may omit the parameter or repeat its own
+ * value, and any other value is refused (403). Every chat an embed token creates or touches is its
+ * subject's.
+ */
+export function effectiveSubject(caller: Caller, externalSubjectId: string | undefined | null): string | undefined | null {
+  if (caller.type !== "api_key" || !caller.embed) return externalSubjectId;
+  if (externalSubjectId !== undefined && externalSubjectId !== null && externalSubjectId !== caller.embed.subject) {
+    throw forbidden("This embed token acts for one end user; external_subject_id cannot name another");
+  }
+  return caller.embed.subject;
+}
+
 /** Signed-in users never pass external_subject_id (API-DECISIONS, "Refusals"). */
 export function assertSubjectParam(caller: Caller, externalSubjectId: string | undefined | null) {
+  effectiveSubject(caller, externalSubjectId);
   if (caller.type === "user" && externalSubjectId !== undefined && externalSubjectId !== null) {
     throw badRequest("external_subject_id is for API-key calls on behalf of end users; signed-in users cannot send it", [
       { path: "external_subject_id", message: "Not accepted with a user session" },
@@ -28,7 +43,7 @@ export function assertSubjectParam(caller: Caller, externalSubjectId: string | u
 export function ownsChat(caller: Caller, chat: Chat, externalSubjectId: string | undefined | null): boolean {
   if (caller.type === "user") return chat.ownerUserId === caller.user.id;
   if (chat.ownerUserId) return false; // a user's own chat is not the application's
-  return (chat.externalSubjectId ?? null) === (externalSubjectId ?? null);
+  return (chat.externalSubjectId ?? null) === (effectiveSubject(caller, externalSubjectId) ?? null);
 }
 
 export async function authorizeChat(

@@ -1,3 +1,5 @@
+import { memoryAfterTurn, memoryContext } from "../memory/turn";
+import { connectorToolProvider } from "../connectors/provider";
 import { kbSearchProvider } from "./builtin/kb-search";
 import { skillsProvider } from "./builtin/skills";
 import { webSearchProvider } from "./builtin/web-search";
@@ -14,8 +16,13 @@ export const TOOL_PROVIDERS: ToolProvider[] = [
   webSearchProvider,
   skillsProvider,
   sqlProvider,
+  connectorToolProvider,
 ];
 
-export const CONTEXT_PROVIDERS: ContextProvider[] = [];
+export const CONTEXT_PROVIDERS: ContextProvider[] = [
+  memoryContext,
+];
 
-export const AFTER_TURN_HOOKS: AfterTurnHook[] = [];
+export const AFTER_TURN_HOOKS: AfterTurnHook[] = [
+  memoryAfterTurn,
+];

@@ -98,6 +98,8 @@ export interface Tool {
   inputSchema: JSONSchema7;
   kind: ToolResultKind;
   origin: ToolOrigin;
+  /** This tool's time budget per call, when it differs from the default 30 s (a delegate runs a whole turn). */
+  timeoutMs?: number;
   /**
    * The deterministic plan of `local-extractive`: the input to call this tool
    * with once for `question`, or null to leave it out (MCP tools always are).
