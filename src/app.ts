@@ -31,6 +31,7 @@ import { skillCatalogRoutes } from "./routes/skills/catalog";
 import { skillRoutes } from "./routes/skills";
 import { tableRoutes } from "./routes/tables";
 import { tenantRoutes } from "./routes/tenants";
+import { mcpRoutes } from "./routes/mcp/routes";
 import { signedUrlRoutes } from "./routes/uploads";
 import type { AppEnv } from "./types";
 import { embedRoutes } from "./routes/embed";
@@ -81,6 +82,7 @@ function createApi() {
   api.route("/", connectorRoutes);
   // Retrieval evaluation (npm run eval:retrieval); answers 404 unless EVAL_ENDPOINTS=true outside production.
   api.route("/", evalRoutes);
+  api.route("/", mcpRoutes);
   api.route("/", memoryRoutes);
   api.route("/", embedRoutes);
   return api;

@@ -19,6 +19,8 @@ export default defineConfig(async () => {
   const servers = await startTestServers();
   // The URL guard refuses private addresses; tests allow exactly the local web server (by IP and by name).
   const webPort = new URL(servers.web).port;
+  // ... and the local MCP servers (test/servers/mcp.ts), by IP only.
+  const mcpPort = new URL(servers.mcp).port;
   // Every connector talks to the local double of its provider (test/servers/connectors.ts).
   const connectorsPort = new URL(servers.connectors).port;
   const connectorSlugs = ["github", "google-drive", "notion", "slack", "linear", "jira"];
@@ -35,7 +37,7 @@ export default defineConfig(async () => {
           PASSWORD_ITERATIONS: "1000",
           // Tests sign up many users from one address; the throttle has its own test.
           SIGNUP_THROTTLE_MAX: "0",
-          ALLOW_PRIVATE_URLS: `127.0.0.1:${webPort},localhost:${webPort},127.0.0.1:${connectorsPort}`,
+          ALLOW_PRIVATE_URLS: `127.0.0.1:${webPort},localhost:${webPort},127.0.0.1:${connectorsPort},127.0.0.1:${mcpPort}`,
           CONNECTORS: JSON.stringify(Object.fromEntries(connectorSlugs.map((s) => [s, { client_id: `${s}-client`, client_secret: `${s}-secret` }]))),
           CONNECTOR_ENDPOINTS: JSON.stringify(
             Object.fromEntries(

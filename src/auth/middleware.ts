@@ -40,6 +40,18 @@ export function clearSessionCookie(c: Context<AppEnv>) {
  * authenticated handlers always see a caller.
  */
 export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
+  try {
+    return await authenticateCaller(c, next);
+  } catch (e) {
+    // RFC 6750: a 401 names the scheme it wants (MCP clients read it to learn how to authenticate).
+    if (e instanceof ApiError && e.code === "unauthorized" && !e.headers) {
+      throw new ApiError("unauthorized", e.message, { details: e.details, headers: { "WWW-Authenticate": 'Bearer realm="api"' } });
+    }
+    throw e;
+  }
+};
+
+const authenticateCaller: MiddlewareHandler<AppEnv> = async (c, next) => {
   const db = c.get("db");
   const authz = c.req.header("Authorization");
   if (authz !== undefined) {

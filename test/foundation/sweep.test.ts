@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { newChat } from "../chats/chat-helpers";
+import { mcpUrl } from "../mcp/mcp-helpers";
 import { BASE, call, createKb, createKey, createOrg, expectStatus, fetchWorker, type Auth } from "../helpers";
 
 /**
@@ -82,7 +83,9 @@ describe("every documented operation survives hostile input", () => {
       await call("/documents/presign", { ...auth, body: { kb_id: kb.id, tenant_id: org.tenantId, filename: "a.md", mime_type: "text/markdown", size_bytes: 10 } }),
       201,
     );
+    const mcpServer = expectStatus(await call(`/mcp/servers?org_id=${org.id}`, { ...auth, body: { name: "Sweep tools", url: mcpUrl("/open/mcp") } }), 201);
     const ids: Record<string, string> = {
+      mcp: mcpServer.id,
       organizations: org.id,
       environments: org.envId,
       tenants: org.tenantId,
@@ -113,6 +116,8 @@ describe("every documented operation survives hostile input", () => {
     const failures = [
       ...(await sweep(reads, [auth, { key }], idFor, BODIES.slice(1), QUERY)),
       ...(await sweep(operations, [auth, { key }], idFor, BODIES.slice(5))),
+      // Routes that take the organization in the query (MCP registrations), with a real one.
+      ...(await sweep(reads.filter((o) => o.path.includes("/mcp")), [auth, { key }], idFor, BODIES.slice(1), `?org_id=${org.id}`)),
     ];
     expect(failures).toEqual([]);
   }, 180_000);

@@ -4,6 +4,7 @@ import { createDb } from "../../src/db/client";
 import { writeMemory } from "../../src/services/memory/memories";
 import { scopeKeyOf } from "../../src/services/memory/settings";
 import { newChat } from "../chats/chat-helpers";
+import { mcpUrl } from "../mcp/mcp-helpers";
 import {
   addMember, BASE, call, createEnvironment, createKb, createKey, createOrg, createTenant, expectStatus, fetchWorker, type ApiResponse, type Auth,
 } from "../helpers";
@@ -30,6 +31,11 @@ const UNADDRESSED = new Set([
   "POST /api/v1/auth/signup",
   "POST /api/v1/auth/login",
   "POST /api/v1/auth/logout",
+  // The public OAuth callback of MCP registrations: its signed state is the authorization (test/mcp/oauth.test.ts).
+  "GET /api/v1/mcp/servers/oauth/callback",
+  // The knowledge-base MCP endpoint names no resource in the request; it serves the key's own knowledge bases
+  // (other tenants' are refused inside its tools: test/mcp/kb-endpoint.test.ts).
+  "POST /api/v1/mcp",
   // The connector catalog is the same for everyone; the OAuth callback is public and trusts only its signed state.
   "GET /api/v1/connectors/catalog",
   "POST /api/v1/connectors/catalog/by-slugs",
@@ -60,6 +66,8 @@ async function victimWithEverything() {
   );
   const victimKey = await createKey(victim, { scopes: ["tenants:read"] });
   const invite = expectStatus(await call(`/organizations/${victim.id}/members`, { ...owner, body: { email: "someone@example.com", role: "viewer" } }), 201);
+  const mcpServer = expectStatus(await call(`/mcp/servers?org_id=${victim.id}`, { ...owner, body: { name: "Victim tools", url: mcpUrl("/open/mcp") } }), 201);
+  expectStatus(await call(`/chats/${chat.id}/mcp-servers`, { ...owner, method: "PATCH", body: { enabled_mcp_server_ids: [mcpServer.id] } }), 200);
   // A durable memory of one of the tenant's end users, and the knowledge base's own (kb_restricted) memory.
   expectStatus(await call(`/tenants/${victim.tenantId}/memory-settings`, { ...owner, method: "PATCH", body: { mode: "durable" } }), 200);
   const memoryKb = await createKb(victim);
@@ -87,6 +95,7 @@ async function victimWithEverything() {
     "shared-chats": chat.id,
     "api-keys": victimKey.id,
     invitations: invite.id,
+    mcp: mcpServer.id,
   };
   const idFor = (path: string, param: string) => {
     if (param === "tenantId") return victim.tenantId;
@@ -98,7 +107,7 @@ async function victimWithEverything() {
     if (param === "id" && path.includes("/memories")) return path.startsWith("/api/v1/knowledge-bases/") ? memoryKb.id : victim.tenantId;
     return byGroup[path.replace(/^(\/api\/v1)?\//, "").match(/^([^/]+)/)?.[1] ?? ""] ?? "x";
   };
-  const query = `?tenant_id=${victim.tenantId}&kb_id=${kb.id}&knowledge_base_id=${kb.id}&document_id=${doc.document_id}&env_id=${victim.envId}&environment_id=${victim.envId}`;
+  const query = `?tenant_id=${victim.tenantId}&kb_id=${kb.id}&knowledge_base_id=${kb.id}&document_id=${doc.document_id}&env_id=${victim.envId}&environment_id=${victim.envId}&org_id=${victim.id}`;
   // A body valid for every route, naming the victim's resources wherever a route takes an id.
   const body = {
     tenant_id: victim.tenantId, kb_id: kb.id, knowledge_base_id: kb.id, environment_id: victim.envId, env_id: victim.envId,
@@ -107,7 +116,7 @@ async function victimWithEverything() {
     content: "What is the refund policy?", query: "refund", message: "What is the refund policy?", model: "local-extractive",
     amount: 1, role: "viewer", email: "probe@example.com", filename: "probe.md", mime_type: "text/markdown", size_bytes: 10,
     url: "https://example.com", scopes: ["documents:read"], access_level: "public", visibility: "public", status: "inactive",
-    edits: [{ oldText: "T", newText: "X" }], mode: "durable", retention: "automatic",
+    edits: [{ oldText: "T", newText: "X" }], enabled_mcp_server_ids: [mcpServer.id], mode: "durable", retention: "automatic",
     allowed_origins: ["https://example.com"],
     slug: "github", slugs: ["github"], redirect_url: "https://app.example.com/connected",
   };
@@ -139,7 +148,7 @@ async function victimWithEverything() {
 
   const ids = [
     victim.id, victim.envId, victim.tenantId, kb.id, skill.id, artifact.id, doc.document_id, chat.id, victimKey.id, invite.id, messageId,
-    memoryKb.id, memory.id, kbMemory.id,
+    memoryKb.id, memory.id, kbMemory.id, mcpServer.id,
   ];
   const assertIntact = async () => {
     expectStatus(await call(`/knowledge-bases/${kb.id}`, owner), 200);
@@ -153,6 +162,8 @@ async function victimWithEverything() {
     expect(expectStatus(await call(`/knowledge-bases/${memoryKb.id}/memories`, owner), 200).memories.map((m: { id: string }) => m.id)).toEqual([kbMemory.id]);
     expect(expectStatus(await call(`/tenants/${victim.tenantId}/memory-settings`, owner), 200)).toMatchObject({ mode: "durable", retention: "explicit_only" });
     expect(expectStatus(await call(`/environments/${victim.envId}/api-keys`, owner), 200).api_keys.map((k: { id: string }) => k.id)).toContain(victimKey.id);
+    expect(expectStatus(await call(`/mcp/servers?org_id=${victim.id}`, owner), 200).servers.map((m: { id: string }) => m.id)).toEqual([mcpServer.id]);
+    expect(expectStatus(await call(`/chats/${chat.id}/mcp-servers`, owner), 200).servers).toEqual([expect.objectContaining({ id: mcpServer.id, enabled: true })]);
   };
   return { victim, operations, probe, requestText, ids, assertIntact };
 }

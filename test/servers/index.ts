@@ -16,6 +16,7 @@ const handlers: Record<string, () => Promise<Handler>> = {
   web: () => import("./web").then((m) => m.handler),
   searx: () => import("./searx").then((m) => m.handler),
   rerank: () => import("./rerank").then((m) => m.handler),
+  mcp: () => import("./mcp").then((m) => m.handler),
   connectors: () => import("./connectors").then((m) => m.handler),
 };
 

@@ -7,6 +7,7 @@ export * from "./skills";
 export * from "./artifacts";
 export * from "./documents";
 export * from "./chats";
+export * from "./mcp";
 export * from "./memory";
 export * from "./embed";
 export * from "./connectors";

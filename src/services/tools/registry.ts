@@ -5,6 +5,7 @@ import { skillsProvider } from "./builtin/skills";
 import { webSearchProvider } from "./builtin/web-search";
 import { sqlProvider } from "../tables/tool";
 import type { AfterTurnHook, ContextProvider, ToolProvider } from "./types";
+import { mcpToolProvider } from "../mcp/provider";
 
 /**
  * Every tool provider, context provider and after-turn hook, one line each.
@@ -26,3 +27,6 @@ export const CONTEXT_PROVIDERS: ContextProvider[] = [
 export const AFTER_TURN_HOOKS: AfterTurnHook[] = [
   memoryAfterTurn,
 ];
+
+// MCP tool servers enabled for the chat (or the agent): mcp__<server>__<tool>.
+TOOL_PROVIDERS.push(mcpToolProvider);

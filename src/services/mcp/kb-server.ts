@@ -1,0 +1,182 @@
+import { and, asc, eq, inArray } from "drizzle-orm";
+import type { Context } from "hono";
+import { z } from "zod";
+import { authorize } from "../../auth/authorize";
+import type { KeyCaller } from "../../auth/caller";
+import { knowledgeBases, type KnowledgeBase } from "../../db/schema";
+import { ApiError } from "../../lib/errors";
+import type { AppEnv } from "../../types";
+import { createRetriever } from "../answer/retriever";
+import { actorOf, assertCanSpend } from "../billing/metering";
+import { createChat, truncateTitle } from "../chats/chats";
+import { runTurnJson } from "../chats/session";
+import { prepareTurn, resolveModel } from "../chats/turns";
+import { getKnowledgeBase, knowledgeBaseScope } from "../knowledge-bases";
+
+/**
+ * Each knowledge base as an MCP server: POST /api/v1/mcp (Streamable HTTP,
+ * stateless, JSON responses) authenticated with an API key. The tools act as
+ * that key, through the same authorization layer as the REST routes: a key sees
+ * only its environment, its allowed tenants and (when restricted) its one
+ * knowledge base; `ask` is metered like fast-query.
+ */
+
+type Ctx = Context<AppEnv>;
+const DEFAULT_MODEL = "local-extractive";
+const MAX_LISTED = 200;
+
+/** Knowledge bases the key may use: its environment, its tenant allowlist, its one knowledge base. */
+export async function reachableKnowledgeBases(c: Ctx, key: KeyCaller): Promise<KnowledgeBase[]> {
+  const k = key.key;
+  const conditions = [eq(knowledgeBases.organizationId, k.organizationId), eq(knowledgeBases.environmentId, k.environmentId)];
+  if (!key.isAdmin && k.tenantIds.length) conditions.push(inArray(knowledgeBases.tenantId, k.tenantIds));
+  if (k.knowledgeBaseId) conditions.push(eq(knowledgeBases.id, k.knowledgeBaseId));
+  return c
+    .get("db")
+    .select()
+    .from(knowledgeBases)
+    .where(and(...conditions))
+    .orderBy(asc(knowledgeBases.createdAt), asc(knowledgeBases.id))
+    .limit(MAX_LISTED)
+    .all();
+}
+
+/** The knowledge base a tool call names, authorized for the key; or the only one it can reach. */
+async function resolveKb(c: Ctx, key: KeyCaller, id: string | undefined): Promise<KnowledgeBase> {
+  if (!id) {
+    const all = await reachableKnowledgeBases(c, key);
+    if (all.length === 1) return all[0];
+    throw new ApiError("invalid_request", "knowledge_base_id is required: this API key reaches several knowledge bases (call list_knowledge_bases)");
+  }
+  const kb = await getKnowledgeBase(c.get("db"), id);
+  await authorize(c, "query:rag", knowledgeBaseScope(kb), { what: "Knowledge base" });
+  if (kb!.status !== "active") throw new ApiError("knowledge_base_inactive", "This knowledge base is inactive");
+  return kb!;
+}
+
+const text = (t: string, structured?: Record<string, unknown>, isError = false) => ({
+  content: [{ type: "text" as const, text: t }],
+  ...(structured ? { structuredContent: structured } : {}),
+  ...(isError ? { isError: true } : {}),
+});
+
+/** Refusals and failures are tool errors the client can read, never protocol failures or internals. */
+async function asTool<T>(fn: () => Promise<T>): Promise<T | ReturnType<typeof text>> {
+  try {
+    return await fn();
+  } catch (e) {
+    if (e instanceof ApiError) return text(`${e.code}: ${e.message}`, undefined, true);
+    console.error("MCP endpoint tool failed:", e);
+    return text("internal_error: the tool failed; try again later", undefined, true);
+  }
+}
+
+interface CitedPassage {
+  index: number;
+  document_id: string | null;
+  filename: string | null;
+  chunk_id: string | null;
+  text: string;
+  score: number;
+  page: number | null;
+  url: string | null;
+}
+
+function renderPassages(passages: CitedPassage[]): string {
+  if (!passages.length) return "No passages matched.";
+  return passages
+    .map((p) => `[${p.index}] ${p.filename ?? p.url ?? "source"}${p.page ? ` (page ${p.page})` : ""}\n${p.text}`)
+    .join("\n\n");
+}
+
+export async function buildKbMcpServer(c: Ctx, key: KeyCaller) {
+  const { McpServer } = await import("@modelcontextprotocol/sdk/server/mcp.js");
+  const server = new McpServer({ name: "kb-chat-service", version: "1.0.0" });
+  const kbId = z.string().min(1).max(128).optional().describe("The knowledge base; optional when the key reaches only one (see list_knowledge_bases)");
+
+  server.registerTool(
+    "list_knowledge_bases",
+    { description: "The knowledge bases this API key may search and ask.", inputSchema: {} },
+    async () =>
+      asTool(async () => {
+        const kbs = (await reachableKnowledgeBases(c, key)).map((kb) => ({
+          id: kb.id,
+          name: kb.name,
+          description: kb.description,
+          tenant_id: kb.tenantId,
+          status: kb.status,
+        }));
+        const lines = kbs.map((kb) => `${kb.id}: ${kb.name}${kb.description ? ` — ${kb.description}` : ""}${kb.status !== "active" ? " (inactive)" : ""}`);
+        return text(lines.join("\n") || "No knowledge bases.", { knowledge_bases: kbs });
+      }),
+  );
+
+  server.registerTool(
+    "search",
+    {
+      description: "Hybrid (lexical + vector) search of a knowledge base: the best passages, numbered for citation, with their documents.",
+      inputSchema: { query: z.string().min(1).max(2000), knowledge_base_id: kbId, limit: z.number().int().min(1).max(20).optional() },
+    },
+    async ({ query, knowledge_base_id, limit }) =>
+      asTool(async () => {
+        const kb = await resolveKb(c, key, knowledge_base_id);
+        const found = await createRetriever(c.get("db"), c.env, kb, actorOf(key))(query, limit ?? 6);
+        const passages: CitedPassage[] = found.map((p, i) => ({
+          index: i + 1,
+          document_id: p.document_id,
+          filename: p.filename,
+          chunk_id: p.chunk_id,
+          text: p.text,
+          score: Math.round(p.score * 10_000) / 10_000,
+          page: p.page ?? null,
+          url: p.url ?? null,
+        }));
+        return text(renderPassages(passages), { knowledge_base_id: kb.id, results: passages });
+      }),
+  );
+
+  server.registerTool(
+    "ask",
+    {
+      description: "A grounded answer from a knowledge base, citing its sources as [n]. Metered like fast-query.",
+      inputSchema: {
+        question: z.string().min(1).max(8000),
+        knowledge_base_id: kbId,
+        model: z.string().min(1).max(200).optional().describe(`A model id from GET /chats/models (default ${DEFAULT_MODEL})`),
+      },
+    },
+    async ({ question, knowledge_base_id, model }) =>
+      asTool(async () => {
+        const kb = await resolveKb(c, key, knowledge_base_id);
+        const m = resolveModel(c, model ?? DEFAULT_MODEL, "model");
+        const db = c.get("db");
+        await assertCanSpend(db, kb.tenantId);
+        const chat = await createChat(db, {
+          id: crypto.randomUUID(),
+          kb,
+          model: m.id,
+          title: truncateTitle(question.replace(/\s+/g, " ").trim().slice(0, 80)),
+          ownerUserId: null,
+          apiKeyId: key.key.id,
+          externalSubjectId: null,
+          agentMode: "quick",
+          isQuery: true,
+          settings: {},
+        });
+        const cmd = await prepareTurn(c, key, chat, kb, {
+          content: question,
+          model: m,
+          mode: "quick",
+          websearch: false,
+          operation: "fast_query",
+          extras: { connector_slugs: [], delegate_agent_ids: [], skill_ids: [], attached_artifact_ids: [] },
+        });
+        const outcome = await runTurnJson(c.env, cmd);
+        const sources = outcome.sources as CitedPassage[];
+        const rendered = `${outcome.assistant_message.content}\n\nSources:\n${renderPassages(sources)}`;
+        return text(rendered, { answer: outcome.assistant_message.content, sources, usage: outcome.usage, chat_id: chat.id });
+      }),
+  );
+
+  return server;
+}
