@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { runSql } from "../../src/services/tables/service";
-import { addMember, call, createKb, createKey, createOrg, expectError, expectStatus, fetchWorker, type Auth } from "../helpers";
+import { addMember, call, createKb, createKey, createOrg, createTenant, expectError, expectStatus, fetchWorker, type Auth } from "../helpers";
 import { db, docRow, eventually, uploadFile, waitForDocument } from "../documents/doc-helpers";
 
 const SALES = [
@@ -113,6 +113,24 @@ describe("tables from documents", () => {
     const { kb, auth, docId } = await kbWithCsv();
     await env.DB.prepare("UPDATE documents SET status = 'deleted' WHERE id = ?").bind(docId).run();
     expect(expectStatus(await call(`/knowledge-bases/${kb.id}/tables`, auth), 200).tables).toEqual([]);
+  });
+
+  it("deleting the tenant or the organization empties the stores of their knowledge bases", async () => {
+    const org = await createOrg();
+    const auth: Auth = { cookie: org.owner.cookie };
+    const tenant = await createTenant(org);
+    const kbs = [await createKb(org, { tenant_id: tenant.id }), await createKb(org)];
+    for (const kb of kbs) {
+      const { id } = await uploadFile(auth, kb, { filename: "t.csv", mime: "text/csv", body: "a\n1\n" });
+      expect((await waitForDocument(auth, id)).status).toBe("processed");
+    }
+    const stats = (kbId: string) => env.KB_TABLES.get(env.KB_TABLES.idFromName(kbId)).stats();
+    expect((await stats(kbs[0].id)).tables).toBe(1);
+    expectStatus(await call(`/tenants/${tenant.id}`, { ...auth, method: "DELETE" }), 204);
+    await eventually(async () => (await stats(kbs[0].id)).tables === 0, "tenant's store emptied");
+    expect((await stats(kbs[1].id)).tables).toBe(1);
+    expectStatus(await call(`/organizations/${org.id}`, { ...auth, method: "DELETE" }), 204);
+    await eventually(async () => (await stats(kbs[1].id)).tables === 0, "organization's store emptied");
   });
 
   it("deleting the knowledge base empties its store", async () => {
