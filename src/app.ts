@@ -9,6 +9,7 @@ import { ApiError } from "./lib/errors";
 import { onError, onNotFound } from "./lib/error-handler";
 import { createRouter } from "./lib/router";
 import { swaggerAsset, swaggerPage } from "./lib/swagger";
+import { agentRoutes } from "./routes/agents";
 import { artifactRoutes } from "./routes/artifacts";
 import { artifactLifecycleRoutes } from "./routes/artifacts/lifecycle";
 import { authRoutes } from "./routes/auth";
@@ -80,6 +81,7 @@ function createApi() {
   api.route("/", chatTurnRoutes);
   api.route("/", sharedChatRoutes);
   api.route("/", connectorRoutes);
+  api.route("/", agentRoutes);
   // Retrieval evaluation (npm run eval:retrieval); answers 404 unless EVAL_ENDPOINTS=true outside production.
   api.route("/", evalRoutes);
   api.route("/", mcpRoutes);

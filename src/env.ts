@@ -117,6 +117,9 @@ export interface Env {
   CONNECTORS?: string;
   /** JSON `{"<slug>": {"authorize_url", "token_url", "api_base_url"}}`: other endpoints for a connector (ignored in production). */
   CONNECTOR_ENDPOINTS?: string;
+  // ---- Agents (src/services/agents) ----
+  /** One Durable Object per scheduled agent: holds the alarm of its next occurrence. */
+  AGENT_SCHEDULER: DurableObjectNamespace<import("./durable/agent-scheduler").AgentScheduler>;
 }
 
 type AppBindings = Env;

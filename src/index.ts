@@ -2,16 +2,20 @@ import { createApp } from "./app";
 import { createDb } from "./db/client";
 import type { Env } from "./env";
 import { runHousekeeping } from "./services/housekeeping";
+import { sweepSchedules } from "./services/agents/scheduler";
 import { dispatchQueue } from "./services/queues";
 // Modules that register queue consumers, housekeeping tasks and cleanup hooks.
 import "./services/ingest/consumer";
 import "./services/documents/cleanup";
+import "./services/agents/cleanup";
 
 export { LocalVectorIndex } from "./services/vector-index/local";
 
 export { ChatSession } from "./durable/chat-session";
 
 export { KbTables } from "./services/tables/store";
+
+export { AgentScheduler } from "./durable/agent-scheduler";
 
 const app = createApp();
 
@@ -23,6 +27,12 @@ export default {
   },
 
   async scheduled(controller: ScheduledController, env: Env, ctx: ExecutionContext): Promise<void> {
-    ctx.waitUntil(runHousekeeping(createDb(env.DB), env, new Date(controller.scheduledTime)));
+    const at = new Date(controller.scheduledTime);
+    // "* * * * *": the agent-schedule safety net; any other cron (every 5 minutes): housekeeping.
+    if (controller.cron === "* * * * *") {
+      ctx.waitUntil(sweepSchedules(env, createDb(env.DB), at, (p) => ctx.waitUntil(p)));
+      return;
+    }
+    ctx.waitUntil(runHousekeeping(createDb(env.DB), env, at));
   },
 } satisfies ExportedHandler<Env>;

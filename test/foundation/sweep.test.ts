@@ -11,7 +11,7 @@ import { BASE, call, createKb, createKey, createOrg, expectStatus, fetchWorker, 
  */
 const ALL_SCOPES = [
   "documents:read", "documents:write", "documents:delete", "query:rag", "tenants:read", "tenants:write", "tenants:delete",
-  "skills:read", "skills:write", "artifacts:read", "artifacts:write",
+  "skills:read", "skills:write", "artifacts:read", "artifacts:write", "agents:read", "agents:write",
   "connectors:read", "connectors:write", "connectors:delete",
 ];
 
@@ -83,9 +83,15 @@ describe("every documented operation survives hostile input", () => {
       await call("/documents/presign", { ...auth, body: { kb_id: kb.id, tenant_id: org.tenantId, filename: "a.md", mime_type: "text/markdown", size_bytes: 10 } }),
       201,
     );
+    const agent = expectStatus(
+      await call("/agents", { ...auth, body: { tenant_id: org.tenantId, knowledge_base_id: kb.id, name: "A", goal: "g", model: "local-extractive" } }),
+      201,
+    );
+    const run = expectStatus(await call(`/agents/${agent.id}/messages`, { ...auth, body: { content: "Hello there" } }), 200).run;
     const mcpServer = expectStatus(await call(`/mcp/servers?org_id=${org.id}`, { ...auth, body: { name: "Sweep tools", url: mcpUrl("/open/mcp") } }), 201);
     const ids: Record<string, string> = {
       mcp: mcpServer.id,
+      agents: agent.id,
       organizations: org.id,
       environments: org.envId,
       tenants: org.tenantId,
@@ -103,6 +109,7 @@ describe("every documented operation survives hostile input", () => {
       if (param === "orgId") return org.id;
       if (param === "messageId") return chat.assistant_message?.id ?? "x";
       if (param === "memoryId") return "mry_doesnotexist";
+      if (param === "runId") return run.id;
       if (param !== "id") return "x";
       const group = path.replace(/^(\/api\/v1)?\//, "").match(/^(skills\/catalog|[^/]+)/)?.[1] ?? "";
       return ids[group] ?? "x";

@@ -17,7 +17,7 @@ import {
  */
 const ALL_SCOPES = [
   "documents:read", "documents:write", "documents:delete", "query:rag", "tenants:read", "tenants:write", "tenants:delete",
-  "skills:read", "skills:write", "artifacts:read", "artifacts:write",
+  "skills:read", "skills:write", "artifacts:read", "artifacts:write", "agents:read", "agents:write",
   "connectors:read", "connectors:write", "connectors:delete",
 ];
 
@@ -64,6 +64,11 @@ async function victimWithEverything() {
     await call("/documents/presign", { ...owner, body: { kb_id: kb.id, tenant_id: victim.tenantId, filename: "a.md", mime_type: "text/markdown", size_bytes: 10 } }),
     201,
   );
+  const agent = expectStatus(
+    await call("/agents", { ...owner, body: { tenant_id: victim.tenantId, knowledge_base_id: kb.id, name: "A", goal: "g", model: "local-extractive" } }),
+    201,
+  );
+  const run = expectStatus(await call(`/agents/${agent.id}/messages`, { ...owner, body: { content: "What is the refund policy?" } }), 200).run;
   const victimKey = await createKey(victim, { scopes: ["tenants:read"] });
   const invite = expectStatus(await call(`/organizations/${victim.id}/members`, { ...owner, body: { email: "someone@example.com", role: "viewer" } }), 201);
   const mcpServer = expectStatus(await call(`/mcp/servers?org_id=${victim.id}`, { ...owner, body: { name: "Victim tools", url: mcpUrl("/open/mcp") } }), 201);
@@ -95,6 +100,7 @@ async function victimWithEverything() {
     "shared-chats": chat.id,
     "api-keys": victimKey.id,
     invitations: invite.id,
+    agents: agent.id,
     mcp: mcpServer.id,
   };
   const idFor = (path: string, param: string) => {
@@ -102,6 +108,7 @@ async function victimWithEverything() {
     if (param === "orgId") return victim.id;
     if (param === "messageId") return messageId;
     if (param === "invite_id") return invite.id;
+    if (param === "runId") return run.id;
     if (param === "member_id") return victim.owner.id;
     if (param === "memoryId") return path.startsWith("/api/v1/knowledge-bases/") ? kbMemory.id : memory.id;
     if (param === "id" && path.includes("/memories")) return path.startsWith("/api/v1/knowledge-bases/") ? memoryKb.id : victim.tenantId;
@@ -116,7 +123,7 @@ async function victimWithEverything() {
     content: "What is the refund policy?", query: "refund", message: "What is the refund policy?", model: "local-extractive",
     amount: 1, role: "viewer", email: "probe@example.com", filename: "probe.md", mime_type: "text/markdown", size_bytes: 10,
     url: "https://example.com", scopes: ["documents:read"], access_level: "public", visibility: "public", status: "inactive",
-    edits: [{ oldText: "T", newText: "X" }], enabled_mcp_server_ids: [mcpServer.id], mode: "durable", retention: "automatic",
+    edits: [{ oldText: "T", newText: "X" }], enabled_mcp_server_ids: [mcpServer.id], goal: "probe", enabled: false, mode: "durable", retention: "automatic",
     allowed_origins: ["https://example.com"],
     slug: "github", slugs: ["github"], redirect_url: "https://app.example.com/connected",
   };
@@ -148,7 +155,7 @@ async function victimWithEverything() {
 
   const ids = [
     victim.id, victim.envId, victim.tenantId, kb.id, skill.id, artifact.id, doc.document_id, chat.id, victimKey.id, invite.id, messageId,
-    memoryKb.id, memory.id, kbMemory.id, mcpServer.id,
+    memoryKb.id, memory.id, kbMemory.id, mcpServer.id, agent.id, run.id, run.chat_id,
   ];
   const assertIntact = async () => {
     expectStatus(await call(`/knowledge-bases/${kb.id}`, owner), 200);
@@ -162,6 +169,8 @@ async function victimWithEverything() {
     expect(expectStatus(await call(`/knowledge-bases/${memoryKb.id}/memories`, owner), 200).memories.map((m: { id: string }) => m.id)).toEqual([kbMemory.id]);
     expect(expectStatus(await call(`/tenants/${victim.tenantId}/memory-settings`, owner), 200)).toMatchObject({ mode: "durable", retention: "explicit_only" });
     expect(expectStatus(await call(`/environments/${victim.envId}/api-keys`, owner), 200).api_keys.map((k: { id: string }) => k.id)).toContain(victimKey.id);
+    expect(expectStatus(await call(`/agents/${agent.id}`, owner), 200)).toMatchObject({ status: "active", agentVersion: 1, goal: "g" });
+    expect(expectStatus(await call(`/agents/${agent.id}/runs`, owner), 200).total).toBe(1);
     expect(expectStatus(await call(`/mcp/servers?org_id=${victim.id}`, owner), 200).servers.map((m: { id: string }) => m.id)).toEqual([mcpServer.id]);
     expect(expectStatus(await call(`/chats/${chat.id}/mcp-servers`, owner), 200).servers).toEqual([expect.objectContaining({ id: mcpServer.id, enabled: true })]);
   };
@@ -218,13 +227,15 @@ describe("tenancy: no route lets an outsider read or change a tenant's resources
     // Connected apps are personal: any member (viewers too) connects their own accounts (src/auth/permissions.ts).
     // Reads sent as POST (a body too large for a query string) are not writes: read-only SQL (documents:read).
     const readPosts = new Set(["POST /api/v1/knowledge-bases/{id}/sql"]);
+    // Running and stopping an agent is asking questions too (agents:run).
     const writes = operations.filter(
       (o) =>
         o.method !== "GET" &&
         !o.path.startsWith("/api/v1/chats") &&
         !o.path.startsWith("/uploads/") &&
         !o.path.startsWith("/api/v1/connectors") &&
-        !readPosts.has(`${o.method} ${o.path}`),
+        !readPosts.has(`${o.method} ${o.path}`) &&
+        !/^\/api\/v1\/agents\/\{id\}\/(messages|runs\/)/.test(o.path),
     );
     expect(writes.length).toBeGreaterThan(30);
     const breaches: string[] = [];

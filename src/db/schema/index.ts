@@ -11,3 +11,4 @@ export * from "./mcp";
 export * from "./memory";
 export * from "./embed";
 export * from "./connectors";
+export * from "./agents";

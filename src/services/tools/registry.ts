@@ -6,6 +6,8 @@ import { webSearchProvider } from "./builtin/web-search";
 import { sqlProvider } from "../tables/tool";
 import type { AfterTurnHook, ContextProvider, ToolProvider } from "./types";
 import { mcpToolProvider } from "../mcp/provider";
+import { delegationProvider } from "../delegation/provider";
+import { agentRunHook } from "../agents/hook";
 
 /**
  * Every tool provider, context provider and after-turn hook, one line each.
@@ -18,6 +20,7 @@ export const TOOL_PROVIDERS: ToolProvider[] = [
   skillsProvider,
   sqlProvider,
   connectorToolProvider,
+  delegationProvider,
 ];
 
 export const CONTEXT_PROVIDERS: ContextProvider[] = [
@@ -26,6 +29,7 @@ export const CONTEXT_PROVIDERS: ContextProvider[] = [
 
 export const AFTER_TURN_HOOKS: AfterTurnHook[] = [
   memoryAfterTurn,
+  agentRunHook,
 ];
 
 // MCP tool servers enabled for the chat (or the agent): mcp__<server>__<tool>.

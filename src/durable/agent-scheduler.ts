@@ -1,0 +1,69 @@
+import { Agent } from "agents";
+import { eq } from "drizzle-orm";
+import { createDb } from "../db/client";
+import { agents } from "../db/schema";
+import { getAgent } from "../services/agents/agents";
+import { nextOccurrence } from "../services/agents/schedule";
+import { runOccurrence, type OccurrenceResult } from "../services/agents/scheduler";
+
+interface FirePayload {
+  agentId: string;
+  scheduledFor: string;
+}
+
+/**
+ * One Durable Object per scheduled agent (named by the agent id), built on the
+ * `agents` SDK: it keeps ONE one-shot schedule (a DO alarm) for the agent's
+ * next occurrence, computed by croner in the schedule's time zone (the SDK's
+ * own cron is UTC only). When it fires it arms the following occurrence first,
+ * then runs this one (runOccurrence is exactly-once per occurrence).
+ * RPC methods return plain JSON (see STACK-WAVE2 on DO RPC types).
+ */
+export class AgentScheduler extends Agent<Cloudflare.Env> {
+  async onStart(): Promise<void> {
+    // workerd may lose ctx.id.name when an alarm wakes the object after a restart (STACK.md §5).
+    await this.ctx.storage.put("__ps_name", this.name);
+  }
+
+  /** Re-reads the agent and (re)arms or disarms its alarm. */
+  async arm(agentId: string): Promise<{ next_run_at: string | null }> {
+    for (const s of await this.listSchedules()) await this.cancelSchedule(s.id);
+    return this.armNext(agentId, new Date());
+  }
+
+  private async armNext(agentId: string, after: Date): Promise<{ next_run_at: string | null }> {
+    const db = createDb(this.env.DB);
+    const agent = await getAgent(db, agentId);
+    if (!agent || agent.status !== "active" || !agent.scheduleEnabled || !agent.scheduleCron) {
+      if (agent) await db.update(agents).set({ nextRunAt: null }).where(eq(agents.id, agentId));
+      return { next_run_at: null };
+    }
+    const next = nextOccurrence(agent.scheduleCron, agent.scheduleTimezone ?? "UTC", after);
+    if (!next) return { next_run_at: null };
+    const scheduledFor = next.toISOString();
+    await this.schedule(next, "fire", { agentId, scheduledFor } satisfies FirePayload);
+    await db.update(agents).set({ nextRunAt: scheduledFor }).where(eq(agents.id, agentId));
+    return { next_run_at: scheduledFor };
+  }
+
+  /** The alarm callback. */
+  async fire(payload: FirePayload): Promise<void> {
+    const at = new Date(Math.max(Date.now(), new Date(payload.scheduledFor).getTime()));
+    let armed = false;
+    const armNext = async () => {
+      armed = true;
+      await this.armNext(payload.agentId, at);
+    };
+    // Claim the occurrence first (its start time), then arm the next one, then do the work.
+    try {
+      await runOccurrence(this.env, createDb(this.env.DB), payload.agentId, payload.scheduledFor, armNext);
+    } finally {
+      if (!armed) await armNext();
+    }
+  }
+
+  /** Runs one occurrence now (the sweep's catch-up); a duplicate is a no-op. */
+  async runNow(agentId: string, scheduledFor: string): Promise<{ result: OccurrenceResult }> {
+    return { result: await runOccurrence(this.env, createDb(this.env.DB), agentId, scheduledFor) };
+  }
+}

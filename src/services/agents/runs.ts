@@ -1,0 +1,307 @@
+import { and, count, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
+import type { TurnCommand, TurnOutcome } from "../../durable/chat-session";
+import type { Database } from "../../db/client";
+import {
+  agentRuns,
+  skills,
+  type Agent,
+  type AgentRun,
+  type Chat,
+  type KnowledgeBase,
+  type RunSnapshot,
+  type RunStatus,
+  type RunTrigger,
+  type RunUsage,
+} from "../../db/schema";
+import { newId } from "../../lib/ids";
+import { terms } from "../../lib/text";
+import { nowIso } from "../../lib/time";
+import type { Actor } from "../billing/metering";
+import { createChat } from "../chats/chats";
+import { LOCAL_MODEL_ID } from "../models/registry";
+import { emptyToolSettings } from "../tools/types";
+
+/**
+ * Runs: one execution of an agent's pinned snapshot, through the chat's
+ * Durable Object exactly like a chat turn (operation `agent_run`). A run ends
+ * in exactly one of completed / failed / cancelled (`finishRun` only moves a
+ * run that is still queued or running).
+ */
+
+export function publicRun(r: AgentRun) {
+  return {
+    id: r.id,
+    agent_id: r.agentId,
+    agentVersion: r.agentVersion,
+    status: r.status,
+    trigger: r.trigger,
+    scheduled_for: r.scheduledFor,
+    chat_id: r.chatId,
+    parent_run_id: r.parentRunId,
+    error: r.errorCode ? { code: r.errorCode, message: r.errorMessage ?? "" } : null,
+    usage: r.usage ?? null,
+    output: r.output ?? null,
+    message_id: r.messageId,
+    snapshot: r.snapshot ?? null,
+    started_at: r.startedAt,
+    ended_at: r.endedAt,
+    created_at: r.createdAt,
+  };
+}
+
+export type PublicRun = ReturnType<typeof publicRun>;
+
+export async function getRun(db: Database, id: string): Promise<AgentRun | undefined> {
+  return db.select().from(agentRuns).where(eq(agentRuns.id, id)).get();
+}
+
+/**
+ * Whose runs a caller sees: a run's content (task, output, chat) belongs to
+ * the owner of its chat, like the chat itself. A signed-in user sees the runs
+ * of their own chats; a key (the application) sees the runs of key-owned chats
+ * (all its end users, as its chat list does) — recorded on the run as `owner`,
+ * so it holds after the chat is gone; runs that never got a chat
+ * (refused before any work) carry no content and are visible to every reader.
+ */
+export type RunViewer = { userId: string } | { apiKey: true };
+
+function visibleTo(viewer: RunViewer): SQL {
+  const owner = "userId" in viewer ? `user:${viewer.userId}` : "app";
+  return sql`(${agentRuns.owner} IS NULL OR ${agentRuns.owner} = ${owner})`;
+}
+
+export async function runVisible(db: Database, runId: string, viewer: RunViewer): Promise<boolean> {
+  const r = await db.select({ id: agentRuns.id }).from(agentRuns).where(and(eq(agentRuns.id, runId), visibleTo(viewer))).get();
+  return !!r;
+}
+
+export async function listRuns(db: Database, agentId: string, opts: { status?: RunStatus; limit: number; offset: number; viewer: RunViewer }) {
+  const where = and(eq(agentRuns.agentId, agentId), visibleTo(opts.viewer), opts.status ? eq(agentRuns.status, opts.status) : undefined);
+  const [rows, total] = await Promise.all([
+    db.select().from(agentRuns).where(where).orderBy(desc(agentRuns.createdAt), desc(agentRuns.id)).limit(opts.limit).offset(opts.offset).all(),
+    db.select({ n: count() }).from(agentRuns).where(where).get(),
+  ]);
+  return { rows, total: total?.n ?? 0 };
+}
+
+/** The agent a chat was created for (chats made by runs carry it in their settings). */
+export const chatAgentId = (chat: Chat): string | null => ((chat.settings ?? {}) as { agent_id?: string }).agent_id ?? null;
+
+/** `auto` skills load offline when the task shares enough terms with the skill's name and description. */
+export function skillMatches(task: string, skill: { name: string; description: string }): boolean {
+  const want = new Set(terms(task));
+  const have = [...new Set(terms(`${skill.name} ${skill.description}`))];
+  const shared = have.filter((t) => want.has(t)).length;
+  return shared >= 2 || (shared >= 1 && have.length <= 3);
+}
+
+/** Pins the version's configuration and resolves skills to their current content (archived ones are gone). */
+export async function buildSnapshot(db: Database, agent: Agent, task: string): Promise<RunSnapshot> {
+  const cfg = agent.config;
+  const ids = cfg.skills.map((s) => s.skill_id);
+  const rows = ids.length
+    ? await db.select().from(skills).where(and(eq(skills.tenantId, agent.tenantId), eq(skills.status, "active"), inArray(skills.id, ids))).all()
+    : [];
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  const local = cfg.model === LOCAL_MODEL_ID;
+  return {
+    agentVersion: agent.agentVersion,
+    goal: cfg.goal,
+    instructions: cfg.instructions,
+    model: cfg.model,
+    agent_mode: cfg.agent_mode,
+    tools: {
+      websearch_enable: cfg.websearch_enable,
+      mcp_server_ids: cfg.mcp_server_ids,
+      connector_slugs: cfg.connector_slugs,
+      delegate_agent_ids: cfg.delegate_agent_ids,
+      a2a_agent_ids: cfg.a2a_agent_ids,
+    },
+    skills: cfg.skills
+      .filter((s) => byId.has(s.skill_id))
+      .map((s) => {
+        const sk = byId.get(s.skill_id)!;
+        // Tool-calling models load `auto` skills themselves (load_skill); offline, term overlap decides.
+        const loaded = s.mode === "always" || (local && skillMatches(task, sk));
+        return { skill_id: sk.id, mode: s.mode, name: sk.name, description: sk.description, body: sk.body, loaded };
+      }),
+    task,
+  };
+}
+
+export interface StartRun {
+  agent: Agent;
+  kb: KnowledgeBase;
+  trigger: RunTrigger;
+  content: string;
+  actor: Actor;
+  subject: string;
+  /** An existing chat of this agent, or null for a new one. */
+  chat: Chat | null;
+  owner: { userId: string | null; apiKeyId: string | null; externalSubjectId: string | null };
+  parentRunId?: string | null;
+  scheduledFor?: string | null;
+  /** An already-claimed occurrence row (scheduled runs). */
+  runId?: string;
+  depth?: number;
+  stream: boolean;
+}
+
+/** Creates the run (running) and its chat if needed; returns the command that runs it in the chat's DO. */
+export async function startRun(db: Database, s: StartRun): Promise<{ run: AgentRun; chat: Chat; cmd: TurnCommand }> {
+  const snapshot = await buildSnapshot(db, s.agent, s.content);
+  const chat =
+    s.chat ??
+    (await createChat(db, {
+      id: crypto.randomUUID(),
+      kb: s.kb,
+      model: snapshot.model,
+      title: `${s.agent.config.name}: ${s.content.replace(/\s+/g, " ").trim().slice(0, 80)}`,
+      ownerUserId: s.owner.userId,
+      apiKeyId: s.owner.apiKeyId,
+      externalSubjectId: s.owner.externalSubjectId,
+      agentMode: snapshot.agent_mode,
+      // Ties the chat to its agent: later runs may continue it, other agents may not.
+      settings: { websearch_enable: snapshot.tools.websearch_enable, agent_id: s.agent.id } as Chat["settings"],
+    }));
+  const at = nowIso();
+  const owner = s.owner.userId ? `user:${s.owner.userId}` : "app";
+  let run: AgentRun;
+  if (s.runId) {
+    run = (await db
+      .update(agentRuns)
+      .set({ status: "running", chatId: chat.id, owner, snapshot, agentVersion: s.agent.agentVersion, startedAt: at })
+      .where(eq(agentRuns.id, s.runId))
+      .returning()
+      .get())!;
+  } else {
+    run = {
+      id: newId("run"),
+      agentId: s.agent.id,
+      organizationId: s.agent.organizationId,
+      tenantId: s.agent.tenantId,
+      agentVersion: s.agent.agentVersion,
+      status: "running",
+      trigger: s.trigger,
+      scheduledFor: s.scheduledFor ?? null,
+      chatId: chat.id,
+      owner,
+      parentRunId: s.parentRunId ?? null,
+      errorCode: null,
+      errorMessage: null,
+      usage: null,
+      snapshot,
+      output: null,
+      messageId: null,
+      startedAt: at,
+      endedAt: null,
+      createdAt: at,
+    };
+    await db.insert(agentRuns).values(run);
+  }
+  const always = snapshot.skills.filter((sk) => sk.loaded);
+  const auto = snapshot.skills.filter((sk) => !sk.loaded && sk.mode === "auto");
+  const instructions = [`Goal: ${snapshot.goal}`, snapshot.instructions ? `Instructions:\n${snapshot.instructions}` : null].filter(Boolean).join("\n\n");
+  const cmd: TurnCommand = {
+    chatId: chat.id,
+    content: s.content,
+    modelId: snapshot.model,
+    mode: snapshot.agent_mode,
+    websearch: snapshot.tools.websearch_enable,
+    actor: s.actor,
+    operation: "agent_run",
+    stream: s.stream,
+    subject: s.subject,
+    instructions,
+    runId: run.id,
+    depth: s.depth ?? 0,
+    skills: always.map((sk) => ({ name: sk.name, body: sk.body })),
+    toolSettings: {
+      ...emptyToolSettings(),
+      websearch: snapshot.tools.websearch_enable,
+      mcpServerIds: snapshot.tools.mcp_server_ids,
+      connectorSlugs: snapshot.tools.connector_slugs,
+      // A delegate (depth 1) gets no delegates: one hop.
+      delegateIds: (s.depth ?? 0) >= 1 ? [] : [...snapshot.tools.delegate_agent_ids, ...snapshot.tools.a2a_agent_ids],
+      autoSkills: auto.map((sk) => ({ id: sk.skill_id, name: sk.name, description: sk.description, body: sk.body })),
+    },
+  };
+  return { run, chat, cmd };
+}
+
+export interface TurnEnd {
+  status: "complete" | "partial" | "error";
+  stopReason?: "stopped" | "replaced" | "disconnected";
+  error?: { code: string; message: string } | null;
+  usage: RunUsage | null;
+  messageId: string | null;
+  content: string | null;
+}
+
+/** Maps a turn's end to the run's one terminal state. */
+export function terminalOf(end: TurnEnd): { status: RunStatus; error: { code: string; message: string } | null } {
+  if (end.status === "complete") return { status: "completed", error: null };
+  if (end.status === "partial" && end.stopReason === "stopped") return { status: "cancelled", error: null };
+  if (end.status === "partial") {
+    return end.stopReason === "replaced"
+      ? { status: "failed", error: { code: "replaced", message: "A newer turn on the same chat replaced this run before its final answer" } }
+      : { status: "failed", error: { code: "interrupted", message: "The run ended before a final answer (the client disconnected)" } };
+  }
+  return { status: "failed", error: { code: end.error?.code ?? "internal_error", message: end.error?.message ?? "The run failed" } };
+}
+
+/**
+ * Records the end of a run: usage, output and message always (also when the
+ * run was already cancelled by a stop), the status only when still in flight.
+ * Usage logs of the turn get the run's id. Idempotent.
+ */
+export async function finishRun(db: Database, runId: string, end: TurnEnd): Promise<AgentRun | undefined> {
+  const t = terminalOf(end);
+  const at = nowIso();
+  await db.run(sql`
+    UPDATE agent_runs SET
+      error_code = CASE WHEN status IN ('queued', 'running') THEN ${t.error?.code ?? null} ELSE error_code END,
+      error_message = CASE WHEN status IN ('queued', 'running') THEN ${t.error?.message ?? null} ELSE error_message END,
+      status = CASE WHEN status IN ('queued', 'running') THEN ${t.status} ELSE status END,
+      usage = COALESCE(${end.usage ? JSON.stringify(end.usage) : null}, usage),
+      output = COALESCE(${end.content}, output),
+      message_id = COALESCE(${end.messageId}, message_id),
+      ended_at = COALESCE(ended_at, ${at})
+    WHERE id = ${runId}`);
+  if (end.messageId) {
+    await db.run(sql`UPDATE usage_logs SET agent_run_id = ${runId} WHERE message_id = ${end.messageId} AND agent_run_id IS NULL`);
+  }
+  return getRun(db, runId);
+}
+
+/** A run that never reached the model (identity revoked, no credits, missed): failed with the reason. */
+export async function failRun(db: Database, runId: string, code: string, message: string): Promise<void> {
+  const at = nowIso();
+  await db
+    .update(agentRuns)
+    .set({ status: "failed", errorCode: code, errorMessage: message, startedAt: sql`COALESCE(${agentRuns.startedAt}, ${at})`, endedAt: at })
+    .where(and(eq(agentRuns.id, runId), inArray(agentRuns.status, ["queued", "running"])));
+}
+
+/** Stop: an in-flight run becomes cancelled at once (the turn then saves its partial output into it). */
+export async function cancelRun(db: Database, runId: string): Promise<boolean> {
+  const at = nowIso();
+  const r = await db
+    .update(agentRuns)
+    .set({ status: "cancelled", endedAt: at })
+    .where(and(eq(agentRuns.id, runId), inArray(agentRuns.status, ["queued", "running"])))
+    .returning({ id: agentRuns.id })
+    .all();
+  return r.length > 0;
+}
+
+/** The end of a JSON turn as the DO answered it. */
+export function endOfOutcome(o: TurnOutcome): TurnEnd {
+  return {
+    status: o.status,
+    error: o.error ? { code: o.error.code, message: o.error.message } : null,
+    usage: o.usage,
+    messageId: o.assistant_message.id,
+    content: o.assistant_message.content,
+  };
+}
