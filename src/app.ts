@@ -24,6 +24,7 @@ import { memoryRoutes } from "./routes/memory";
 import { organizationRoutes } from "./routes/organizations";
 import { pageRoutes } from "./routes/pages";
 import { skillRoutes } from "./routes/skills";
+import { tableRoutes } from "./routes/tables";
 import { tenantRoutes } from "./routes/tenants";
 import { mcpRoutes } from "./routes/mcp/routes";
 import { signedUrlRoutes } from "./routes/uploads";
@@ -60,6 +61,7 @@ function createApi() {
   api.route("/", tenantRoutes);
   api.route("/", billingRoutes);
   api.route("/", knowledgeBaseRoutes);
+  api.route("/", tableRoutes);
   // Skills mounts its catalog before /skills/{id}, so that "catalog" is never taken for a skill id.
   api.route("/", skillRoutes);
   api.route("/", artifactRoutes);

@@ -116,6 +116,10 @@ export interface Env {
   /** Limit of one delegation to an external A2A agent, ms (default 60000). */
   A2A_TIMEOUT_MS?: string;
 
+  // ---- Connected data (see README "Connected data") ----
+  /** One SQLite-backed Durable Object per knowledge base: the tables loaded from its CSV, XLSX and JSON documents. */
+  KB_TABLES: DurableObjectNamespace<import("./services/tables/store").KbTables>;
+
   // ---- Connectors (README "Connectors") ----
   /** Secret: JSON `{"<slug>": {"client_id", "client_secret"}}`, the OAuth app of each connector. */
   CONNECTORS?: string;

@@ -13,6 +13,8 @@ export { LocalVectorIndex } from "./services/vector-index/local";
 
 export { ChatSession } from "./durable/chat-session";
 
+export { KbTables } from "./services/tables/store";
+
 export { AgentScheduler } from "./durable/agent-scheduler";
 
 const app = createApp();

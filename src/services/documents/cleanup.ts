@@ -6,6 +6,7 @@ import { nowIso } from "../../lib/time";
 import { registerCleanup } from "../cleanup";
 import { registerHousekeeping } from "../housekeeping";
 import { enqueueGc, enqueueProcessing } from "../ingest/messages";
+import { dropDocumentTables } from "../tables/service";
 import { vectorIndexFor } from "../vector-index";
 
 /** Rows of the garbage list handled per round. */
@@ -104,6 +105,8 @@ export function scheduleDocumentCleanup(env: Env, db: Database, documentId: stri
       try {
         await purgeStaleChunks(db, { documentIds: [documentId] });
         const doc = await db.get<{ knowledge_base_id: string }>(sql`SELECT knowledge_base_id FROM documents WHERE id = ${documentId}`);
+        // Its tables (if any); a failure here is caught up by reconciliation on the next table access.
+        if (doc) await dropDocumentTables(env, doc.knowledge_base_id, documentId).catch((e) => console.warn(`dropping the tables of ${documentId} failed:`, e));
         await drainGarbage(env, db, { knowledgeBaseId: doc?.knowledge_base_id, maxRows: 5000 });
       } catch (e) {
         console.warn(`cleanup of document ${documentId} failed (it will be retried):`, e);

@@ -14,6 +14,7 @@ import { meterEmbedding } from "../embeddings/metering";
 import { getKnowledgeBase } from "../knowledge-bases";
 import { chunkSections, type Chunk } from "../parsing/chunker";
 import { parseDocument, UnparseableDocumentError } from "../parsing";
+import { loadDocumentTables } from "../tables/load";
 import { vectorIndexFor } from "../vector-index";
 import type { ProcessMessage } from "./messages";
 
@@ -239,7 +240,8 @@ async function runPipeline(env: Env, db: Database, doc: DocumentRow): Promise<Pr
 
   const object = await env.BUCKET.get(doc.s3Key);
   if (!object) throw new PermanentIngestError("The stored file is missing; delete this document and upload it again");
-  const parsed = await parseDocument(kind, new Uint8Array(await object.arrayBuffer()));
+  const bytes = new Uint8Array(await object.arrayBuffer());
+  const parsed = await parseDocument(kind, bytes);
   const chunks = chunkSections(parsed.sections);
   if (!chunks.length) throw new PermanentIngestError("The file contains no text to index");
 
@@ -255,6 +257,8 @@ async function runPipeline(env: Env, db: Database, doc: DocumentRow): Promise<Pr
     await meterEmbedding(db, env, { organizationId: doc.organizationId, tenantId: doc.tenantId, model: embedder.model, tokens: embeddingTokens });
   }
   if (isBinaryKind(kind)) await storeDerivedText(env, db, kb, doc, parsed.markdown);
+  // Connected data: CSV, XLSX and JSON documents also become tables (replacing this document's earlier ones).
+  await loadDocumentTables(env, doc, kind, bytes);
 
   // The swap: one statement makes the new generation the one search reads.
   const now = nowIso();

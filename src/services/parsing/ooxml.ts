@@ -64,16 +64,49 @@ function columnIndex(ref: string | undefined, fallback: number): number {
   return n - 1;
 }
 
-/** XLSX: each sheet's rows with their header row as context (like CSV), one heading per sheet. */
-export function parseXlsx(bytes: Uint8Array): ParsedDocument {
-  const files = unzip(bytes, "XLSX", (n) => n === "xl/workbook.xml" || n === "xl/_rels/workbook.xml.rels" || n === "xl/sharedStrings.xml" || n.startsWith("xl/worksheets/"));
+/** Built-in number formats that show dates or times (ECMA-376 18.8.30). */
+const BUILTIN_DATE_FORMATS = new Set([14, 15, 16, 17, 18, 19, 20, 21, 22, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 45, 46, 47, 50, 51, 52, 53, 54, 55, 56, 57, 58]);
+
+/** Style index -> true when the cell's number format shows a date or time. */
+function dateStyles(stylesXml: string): boolean[] {
+  const custom = new Map<number, string>();
+  for (const m of stylesXml.matchAll(/<numFmt\b[^>]*>/g)) {
+    const id = Number(attr(m[0], "numFmtId"));
+    const code = decodeXmlEntities(attr(m[0], "formatCode") ?? "");
+    custom.set(id, code);
+  }
+  const isDateCode = (code: string) => /[dmyhs]/i.test(code.replace(/"[^"]*"|\[[^\]]*\]|\\./g, "")) && !/^(General|@|0.*|#.*)$/i.test(code);
+  const xfs = /<cellXfs\b[^>]*>([\s\S]*?)<\/cellXfs>/.exec(stylesXml)?.[1] ?? "";
+  return [...xfs.matchAll(/<xf\b[^>]*>/g)].map((m) => {
+    const id = Number(attr(m[0], "numFmtId") ?? 0);
+    return BUILTIN_DATE_FORMATS.has(id) || (custom.has(id) && isDateCode(custom.get(id)!));
+  });
+}
+
+/** An Excel serial date (1900 system) as ISO 8601: a date, a date-time, or a time of day. */
+export function excelSerialToIso(serial: number): string {
+  const ms = Math.round(serial * 86_400_000);
+  const iso = new Date(Date.UTC(1899, 11, 30) + ms).toISOString();
+  if (serial < 1) return iso.slice(11, 19);
+  return Number.isInteger(serial) ? iso.slice(0, 10) : iso.slice(0, 19);
+}
+
+export interface XlsxSheet {
+  name: string;
+  /** Non-empty rows, cells as text (date-formatted numbers as ISO 8601). */
+  rows: string[][];
+}
+
+/** Every sheet of a workbook with its rows; the workbook's sheet count. */
+export function xlsxSheets(bytes: Uint8Array): { sheets: XlsxSheet[]; sheetCount: number } {
+  const files = unzip(bytes, "XLSX", (n) => n === "xl/workbook.xml" || n === "xl/_rels/workbook.xml.rels" || n === "xl/sharedStrings.xml" || n === "xl/styles.xml" || n.startsWith("xl/worksheets/"));
   const workbook = utf8(files["xl/workbook.xml"]);
   if (!workbook) throw new UnparseableDocumentError("The file is not a readable XLSX document (no workbook)");
   const rels = relationships(utf8(files["xl/_rels/workbook.xml.rels"]), "xl/");
   const shared = [...utf8(files["xl/sharedStrings.xml"]).matchAll(/<si>([\s\S]*?)<\/si>/g)].map((m) => runsText(m[1], "t"));
+  const dates = dateStyles(utf8(files["xl/styles.xml"]));
 
-  const sections: ParsedSection[] = [];
-  const md: string[] = [];
+  const out: XlsxSheet[] = [];
   const sheets = [...workbook.matchAll(/<sheet\b[^>]*>/g)].map((m) => ({ name: decodeXmlEntities(attr(m[0], "name") ?? "Sheet"), rid: attr(m[0], "r:id") }));
   for (const sheet of sheets) {
     const xml = utf8(files[(sheet.rid && rels.get(sheet.rid)) || ""]);
@@ -92,17 +125,30 @@ export function parseXlsx(bytes: Uint8Array): ParsedDocument {
         else if (type === "inlineStr") value = runsText(inner, "t");
         else if (type === "b") value = v === "1" ? "TRUE" : "FALSE";
         else value = v !== undefined ? decodeXmlEntities(v) : "";
+        // A number shown as a date is stored as a serial day count: give it as ISO 8601.
+        const style = Number(attr(cm[1], "s") ?? -1);
+        if ((type === undefined || type === "n") && value !== "" && dates[style] && Number.isFinite(Number(value))) value = excelSerialToIso(Number(value));
         row[col] = value;
         col++;
       }
       if (row.some((v) => v?.trim())) rows.push(Array.from(row, (v) => v ?? ""));
     }
-    const sheetSections = tableSections(rows, [sheet.name]);
-    sections.push(...sheetSections);
-    md.push(`## ${sheet.name}\n\n${rows.map((r) => r.join(" | ")).join("\n")}`);
+    out.push({ name: sheet.name, rows });
+  }
+  return { sheets: out, sheetCount: sheets.length };
+}
+
+/** XLSX: each sheet's rows with their header row as context (like CSV), one heading per sheet. */
+export function parseXlsx(bytes: Uint8Array): ParsedDocument {
+  const { sheets, sheetCount } = xlsxSheets(bytes);
+  const sections: ParsedSection[] = [];
+  const md: string[] = [];
+  for (const { name, rows } of sheets) {
+    sections.push(...tableSections(rows, [name]));
+    md.push(`## ${name}\n\n${rows.map((r) => r.join(" | ")).join("\n")}`);
   }
   if (!sections.length) throw new UnparseableDocumentError("The spreadsheet has no cells with content");
-  return { sections, pageCount: sheets.length, markdown: md.join("\n\n") };
+  return { sections, pageCount: sheetCount, markdown: md.join("\n\n") };
 }
 
 /** PPTX: one section per slide (page = slide number), headed by the slide's title. */

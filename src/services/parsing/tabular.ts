@@ -1,15 +1,22 @@
 import { estimateTokens, CHUNK_TARGET_TOKENS } from "./chunker";
 import { UnparseableDocumentError, type ParsedSection } from "./types";
 
-/** RFC 4180 CSV (quoted fields, "" escapes, newlines in quotes); the delimiter is sniffed from the first line. */
-export function parseCsv(text: string): string[][] {
+/** The delimiter of a CSV file, sniffed from its first line: , ; tab or |. */
+export function csvDelimiter(text: string): string {
   const firstLine = text.slice(0, text.indexOf("\n") === -1 ? text.length : text.indexOf("\n"));
   const candidates = [",", ";", "\t", "|"];
-  const delimiter = candidates.reduce((best, d) => (firstLine.split(d).length > firstLine.split(best).length ? d : best), ",");
-  const rows: string[][] = [];
+  return candidates.reduce((best, d) => (firstLine.split(d).length > firstLine.split(best).length ? d : best), ",");
+}
+
+/**
+ * RFC 4180 CSV rows one at a time (quoted fields, "" escapes, newlines in
+ * quotes), skipping blank rows: large files are read without holding every row.
+ */
+export function* csvRows(text: string, delimiter = csvDelimiter(text)): Generator<string[]> {
   let row: string[] = [];
   let field = "";
   let quoted = false;
+  const blank = (r: string[]) => !r.some((f) => f.trim() !== "");
   for (let i = 0; i < text.length; i++) {
     const ch = text[i];
     if (quoted) {
@@ -25,16 +32,20 @@ export function parseCsv(text: string): string[][] {
       field = "";
     } else if (ch === "\n") {
       row.push(field);
-      rows.push(row);
+      if (!blank(row)) yield row;
       row = [];
       field = "";
     } else if (ch !== "\r") field += ch;
   }
   if (field !== "" || row.length) {
     row.push(field);
-    rows.push(row);
+    if (!blank(row)) yield row;
   }
-  return rows.filter((r) => r.some((f) => f.trim() !== ""));
+}
+
+/** RFC 4180 CSV (quoted fields, "" escapes, newlines in quotes); the delimiter is sniffed from the first line. */
+export function parseCsv(text: string): string[][] {
+  return [...csvRows(text)];
 }
 
 /**

@@ -3,6 +3,7 @@ import { connectorToolProvider } from "../connectors/provider";
 import { kbSearchProvider } from "./builtin/kb-search";
 import { skillsProvider } from "./builtin/skills";
 import { webSearchProvider } from "./builtin/web-search";
+import { sqlProvider } from "../tables/tool";
 import type { AfterTurnHook, ContextProvider, ToolProvider } from "./types";
 import { mcpToolProvider } from "../mcp/provider";
 import { delegationProvider } from "../delegation/provider";
@@ -19,6 +20,7 @@ export const TOOL_PROVIDERS: ToolProvider[] = [
   kbSearchProvider,
   webSearchProvider,
   skillsProvider,
+  sqlProvider,
   connectorToolProvider,
   delegationProvider,
 ];

@@ -1,0 +1,400 @@
+import { DurableObject } from "cloudflare:workers";
+import type { Env } from "../../env";
+import type { Cell, ColumnFormat, ColumnType } from "./infer";
+import { quoteIdent, uniqueName } from "./names";
+import { checkSqlText } from "./sql-guard";
+
+/**
+ * The knowledge base's SQL store: one SQLite-backed Durable Object per
+ * knowledge base (named by its id), so one knowledge base's queries can only
+ * ever see its own tables. It holds the tables loaded from the knowledge
+ * base's CSV, XLSX and JSON documents, a catalog of them (`_kb_tables`), and
+ * answers read-only queries.
+ *
+ * Every RPC method returns plain JSON (STACK-WAVE2: DO RPC return types).
+ */
+
+export interface StoredColumn {
+  name: string;
+  type: ColumnType;
+  format?: ColumnFormat;
+  /** The header as it was in the file. */
+  source: string;
+}
+
+export interface TableInfo {
+  name: string;
+  document_id: string;
+  filename: string;
+  /** Sheet (XLSX) or key (JSON object) the table came from. */
+  part: string | null;
+  columns: StoredColumn[];
+  row_count: number;
+  /** Data rows in the file; more than row_count when the table was cut at the row limit. */
+  source_row_count: number;
+  truncated: boolean;
+  /** Columns of the file left out (past the column limit). */
+  dropped_columns: number;
+  created_at: string;
+}
+
+export interface StageInput {
+  documentId: string;
+  generation: number;
+  columns: StoredColumn[];
+}
+
+export interface CommitTable {
+  stage: string;
+  baseName: string;
+  part: string | null;
+  columns: StoredColumn[];
+  sourceRowCount: number;
+  truncated: boolean;
+  droppedColumns: number;
+}
+
+export type QueryOutcome =
+  | { ok: true; columns: string[]; rows: Cell[][]; row_count: number; truncated: boolean; elapsed_ms: number }
+  | { ok: false; code: "invalid_sql" | "query_timeout"; message: string };
+
+/** Opcodes of a program that writes to the database or its schema (https://sqlite.org/opcode.html). */
+const WRITE_OPCODES = new Set([
+  "OpenWrite", "CreateBtree", "Destroy", "Clear", "ParseSchema", "DropTable", "DropIndex", "DropTrigger", "SetCookie",
+  "VCreate", "VDestroy", "VUpdate", "VBegin", "VRename", "Vacuum", "IncrVacuum", "JournalMode", "Checkpoint",
+  "LoadAnalysis", "SqlExec", "IntegrityCk", "Expire", "TableLock",
+]);
+/** Functions refused even where the runtime would have them (it already refuses extension loading). */
+const REFUSED_FUNCTIONS = new Set(["load_extension", "readfile", "writefile", "edit", "fts3_tokenizer", "sqlite_dbpage", "zipfile", "sqlar_uncompress"]);
+
+/** The prefix of the wrapped query: offsets in SQLite's messages are shifted back by its length. */
+const WRAP_PREFIX = "SELECT * FROM (\n";
+/** Words that may follow a table name and are not its alias. */
+const NOT_ALIASES = new Set(["where", "join", "inner", "left", "right", "full", "cross", "natural", "outer", "on", "using", "group", "order", "limit", "union", "except", "intersect", "window", "having", "indexed", "not"]);
+/** Nested-loop row combinations a query may plan for (see scanProduct). */
+const MAX_SCAN_PRODUCT = 200_000_000;
+/** Result cells past this many characters in total end the result early (`truncated`). */
+const MAX_RESULT_CHARS = 4_000_000;
+
+const CATALOG = `CREATE TABLE IF NOT EXISTS _kb_tables (
+  name TEXT PRIMARY KEY, document_id TEXT NOT NULL, generation INTEGER NOT NULL, filename TEXT NOT NULL, part TEXT,
+  columns TEXT NOT NULL, row_count INTEGER NOT NULL, source_row_count INTEGER NOT NULL, truncated INTEGER NOT NULL,
+  dropped_columns INTEGER NOT NULL DEFAULT 0, ordinal INTEGER NOT NULL, created_at TEXT NOT NULL)`;
+const STAGING = `CREATE TABLE IF NOT EXISTS _kb_staging (
+  name TEXT PRIMARY KEY, document_id TEXT NOT NULL, generation INTEGER NOT NULL, created_at TEXT NOT NULL)`;
+
+type CatalogRow = {
+  name: string;
+  document_id: string;
+  filename: string;
+  part: string | null;
+  columns: string;
+  row_count: number;
+  source_row_count: number;
+  truncated: number;
+  dropped_columns: number;
+  created_at: string;
+};
+
+const toInfo = (r: CatalogRow): TableInfo => ({
+  name: r.name,
+  document_id: r.document_id,
+  filename: r.filename,
+  part: r.part,
+  columns: JSON.parse(r.columns) as StoredColumn[],
+  row_count: r.row_count,
+  source_row_count: r.source_row_count,
+  truncated: !!r.truncated,
+  dropped_columns: r.dropped_columns,
+  created_at: r.created_at,
+});
+
+const sqlType = (t: ColumnType) => (t === "integer" ? "INTEGER" : t === "real" ? "REAL" : "TEXT");
+
+/** SQLite's message without the runtime's code suffix, offsets relative to the caller's own text. */
+function databaseReason(e: unknown): string {
+  const raw = e instanceof Error ? e.message : String(e);
+  return raw
+    .replace(/: SQLITE_[A-Z_]+$/, "")
+    .replace(/at offset (\d+)/, (_, n: string) => `at offset ${Math.max(0, Number(n) - WRAP_PREFIX.length)}`)
+    .slice(0, 500);
+}
+
+type ProgramStep = { opcode: string; p1: number; p2: number; p4: string | null };
+
+/**
+ * Why a compiled program may not run, or null: it asks for a write
+ * transaction, opens a table for writing or changes the schema, reads the
+ * schema table or one of the store's own tables (`hidden` root pages), opens a
+ * virtual table, or calls a refused function.
+ */
+export function programRefusal(program: ProgramStep[], hidden: Set<number>): string | null {
+  for (const op of program) {
+    if (WRITE_OPCODES.has(op.opcode) || (op.opcode === "Transaction" && op.p2 !== 0)) {
+      return `Only read-only queries are allowed: the statement would change the database (${op.opcode})`;
+    }
+    if ((op.opcode === "OpenRead" || op.opcode === "ReopenIdx") && hidden.has(op.p2)) {
+      return "The schema table and the store's internal tables cannot be queried; list tables with GET /knowledge-bases/{id}/tables";
+    }
+    if (op.opcode === "VOpen") return "Virtual tables and table-valued functions (json_each, pragma_*) are not available";
+    if ((op.opcode === "Function" || op.opcode === "PureFunc") && op.p4) {
+      const fn = /^(\w+)\(/.exec(op.p4)?.[1]?.toLowerCase();
+      if (fn && REFUSED_FUNCTIONS.has(fn)) return `The function ${fn} is not allowed`;
+    }
+  }
+  return null;
+}
+
+export class KbTables extends DurableObject<Env> {
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    ctx.storage.sql.exec(CATALOG);
+    ctx.storage.sql.exec(STAGING);
+  }
+
+  private get sql() {
+    return this.ctx.storage.sql;
+  }
+
+  /** A new, empty staging table for one table of a document being loaded; hidden until `commit`. */
+  async stage(input: StageInput): Promise<{ stage: string }> {
+    const stage = `_stage_${crypto.randomUUID().replace(/-/g, "")}`;
+    const cols = input.columns.map((c) => `${quoteIdent(c.name)} ${sqlType(c.type)}`).join(", ");
+    this.ctx.storage.transactionSync(() => {
+      this.sql.exec(`CREATE TABLE ${quoteIdent(stage)} (${cols})`);
+      this.sql.exec("INSERT INTO _kb_staging (name, document_id, generation, created_at) VALUES (?, ?, ?, ?)", stage, input.documentId, input.generation, new Date().toISOString());
+    });
+    return { stage };
+  }
+
+  /** Appends typed rows to a staging table (one JSON parameter carries the batch). Returns the store's size in bytes. */
+  async append(stage: string, width: number, rows: Cell[][]): Promise<{ databaseSize: number }> {
+    const known = this.sql.exec("SELECT 1 FROM _kb_staging WHERE name = ?", stage).toArray().length;
+    if (!known) throw new Error(`staging table ${stage} no longer exists (the document was deleted or loaded again)`);
+    const values = Array.from({ length: width }, (_, i) => `json_extract(value, '$[${i}]')`).join(", ");
+    this.sql.exec(`INSERT INTO ${quoteIdent(stage)} SELECT ${values} FROM json_each(?)`, JSON.stringify(rows));
+    return { databaseSize: this.sql.databaseSize };
+  }
+
+  /**
+   * Makes a document's staged tables its tables, atomically: its previous
+   * tables (an earlier processing) go in the same transaction. An older
+   * generation than the one already committed is refused (a late delivery).
+   */
+  async commit(input: { documentId: string; generation: number; filename: string; tables: CommitTable[] }): Promise<{ committed: boolean; tables: TableInfo[] }> {
+    let committed = false;
+    this.ctx.storage.transactionSync(() => {
+      const current = this.sql.exec<{ g: number }>("SELECT max(generation) AS g FROM _kb_tables WHERE document_id = ?", input.documentId).one().g;
+      if (current !== null && current > input.generation) {
+        for (const t of input.tables) this.dropStage(t.stage);
+        return;
+      }
+      this.dropTablesOf(input.documentId);
+      const taken = new Set(this.sql.exec<{ name: string }>("SELECT name FROM _kb_tables").toArray().map((r) => r.name));
+      const now = new Date().toISOString();
+      input.tables.forEach((t, ordinal) => {
+        const name = uniqueName(t.baseName, taken);
+        this.sql.exec(`ALTER TABLE ${quoteIdent(t.stage)} RENAME TO ${quoteIdent(name)}`);
+        this.sql.exec("DELETE FROM _kb_staging WHERE name = ?", t.stage);
+        const rowCount = this.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM ${quoteIdent(name)}`).one().n;
+        this.sql.exec(
+          `INSERT INTO _kb_tables (name, document_id, generation, filename, part, columns, row_count, source_row_count, truncated, dropped_columns, ordinal, created_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          name, input.documentId, input.generation, input.filename, t.part, JSON.stringify(t.columns), rowCount,
+          Math.max(t.sourceRowCount, rowCount), t.truncated ? 1 : 0, t.droppedColumns, ordinal, now,
+        );
+      });
+      // Staging left by attempts that never finished (same or older generation).
+      for (const s of this.sql.exec<{ name: string }>("SELECT name FROM _kb_staging WHERE document_id = ? AND generation <= ?", input.documentId, input.generation).toArray()) {
+        this.dropStage(s.name);
+      }
+      committed = true;
+    });
+    return { committed, tables: committed ? this.tablesOf(input.documentId) : [] };
+  }
+
+  private dropStage(stage: string) {
+    this.sql.exec(`DROP TABLE IF EXISTS ${quoteIdent(stage)}`);
+    this.sql.exec("DELETE FROM _kb_staging WHERE name = ?", stage);
+  }
+
+  private dropTablesOf(documentId: string): number {
+    const names = this.sql.exec<{ name: string }>("SELECT name FROM _kb_tables WHERE document_id = ?", documentId).toArray();
+    for (const { name } of names) this.sql.exec(`DROP TABLE IF EXISTS ${quoteIdent(name)}`);
+    this.sql.exec("DELETE FROM _kb_tables WHERE document_id = ?", documentId);
+    return names.length;
+  }
+
+  private tablesOf(documentId: string | null): TableInfo[] {
+    const rows = documentId
+      ? this.sql.exec<CatalogRow>("SELECT * FROM _kb_tables WHERE document_id = ? ORDER BY ordinal", documentId).toArray()
+      : this.sql.exec<CatalogRow>("SELECT * FROM _kb_tables ORDER BY name").toArray();
+    return rows.map(toInfo);
+  }
+
+  /** Removes a document's tables and any staging of it. */
+  async dropDocument(documentId: string): Promise<{ dropped: number }> {
+    let dropped = 0;
+    this.ctx.storage.transactionSync(() => {
+      dropped = this.dropTablesOf(documentId);
+      for (const s of this.sql.exec<{ name: string }>("SELECT name FROM _kb_staging WHERE document_id = ?", documentId).toArray()) this.dropStage(s.name);
+    });
+    return { dropped };
+  }
+
+  async listTables(): Promise<TableInfo[]> {
+    return this.tablesOf(null);
+  }
+
+  /** Documents that have tables or staging here (for reconciliation against D1). */
+  async documentIds(): Promise<string[]> {
+    return this.sql
+      .exec<{ id: string }>("SELECT document_id AS id FROM _kb_tables UNION SELECT document_id FROM _kb_staging")
+      .toArray()
+      .map((r) => r.id);
+  }
+
+  async stats(): Promise<{ tables: number; databaseSize: number }> {
+    const n = this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM _kb_tables").one().n;
+    return { tables: n, databaseSize: this.sql.databaseSize };
+  }
+
+  /** Everything goes (the knowledge base was deleted). */
+  async drop(): Promise<void> {
+    await this.ctx.storage.deleteAll();
+    this.sql.exec(CATALOG);
+    this.sql.exec(STAGING);
+  }
+
+  /**
+   * Runs one read-only query. The database decides, in three ways:
+   * 1. the statement is wrapped as `SELECT * FROM (<query>) LIMIT n`, which
+   *    SQLite parses only when the query is exactly one SELECT/WITH/VALUES
+   *    statement (a second statement, an INSERT, PRAGMA or ATTACH is a syntax
+   *    error there);
+   * 2. SQLite compiles it (`EXPLAIN`) and the program is refused when it asks
+   *    for a write transaction, opens any table for writing, touches the
+   *    schema, reads the schema table or the store's own tables, or opens a
+   *    virtual table;
+   * 3. it runs inside a storage transaction that is always rolled back, and a
+   *    run that reports written rows is refused.
+   * The runtime itself refuses ATTACH, extension loading and functions outside
+   * its allowlist. `maxRows` rows at most come back (`truncated` when more).
+   * Time: the caller races this call against its time limit (the clock of a
+   * deployed Worker only moves on I/O, so the limit is enforced where the
+   * caller waits); here the elapsed time is also checked between rows, which
+   * stops long row streams wherever the clock moves (wrangler dev, tests).
+   */
+  async query(text: string, opts: { maxRows: number; timeoutMs: number }): Promise<QueryOutcome> {
+    const started = Date.now();
+    const checked = checkSqlText(text);
+    if (!checked.ok) return { ok: false, code: "invalid_sql", message: checked.message };
+    const wrapped = `${WRAP_PREFIX}${checked.body}\n) LIMIT ${opts.maxRows + 1}`;
+    const refused = this.compileCheck(wrapped);
+    if (refused) return { ok: false, code: "invalid_sql", message: refused };
+    const combinations = this.scanProduct(wrapped);
+    if (combinations > MAX_SCAN_PRODUCT) {
+      return {
+        ok: false,
+        code: "query_timeout",
+        message: `The query would go through about ${combinations.toExponential(1)} row combinations (a join without a matching condition?) and cannot finish within ${opts.timeoutMs / 1000} s`,
+      };
+    }
+    return this.runRolledBack(wrapped, opts, started);
+  }
+
+  /** Layer 2: SQLite compiles the statement; the reason to refuse its program, or null. */
+  private compileCheck(statement: string): string | null {
+    let program: ProgramStep[];
+    try {
+      program = this.sql.exec<ProgramStep>(`EXPLAIN ${statement}`).toArray();
+    } catch (e) {
+      return databaseReason(e);
+    }
+    const hidden = new Set(
+      this.sql
+        .exec<{ rootpage: number }>("SELECT rootpage FROM sqlite_master WHERE rootpage > 0 AND (name LIKE '\\_%' ESCAPE '\\' OR name LIKE 'sqlite%')")
+        .toArray()
+        .map((r) => r.rootpage),
+    );
+    hidden.add(1); // sqlite_schema
+    return programRefusal(program, hidden);
+  }
+
+  /**
+   * A cost estimate from SQLite's query plan: the product of the row counts of
+   * the tables it scans in nested loops (siblings under one plan node). Used
+   * to refuse, before running, joins that cannot finish in time (a cross join
+   * of two 100,000-row tables is 10^10 combinations); unknown loops (CTEs,
+   * subqueries) count as 1, so this only ever refuses the obvious.
+   */
+  private scanProduct(statement: string): number {
+    let plan: Array<{ id: number; parent: number; detail: string }>;
+    try {
+      plan = this.sql.exec<{ id: number; parent: number; detail: string }>(`EXPLAIN QUERY PLAN ${statement}`).toArray();
+    } catch {
+      return 0;
+    }
+    const counts = new Map(this.sql.exec<{ name: string; row_count: number }>("SELECT name, row_count FROM _kb_tables").toArray().map((r) => [r.name, r.row_count]));
+    // The plan names a table by its alias ("FROM sales s" -> "SCAN s"): map aliases found in the text.
+    for (const [name, n] of [...counts]) {
+      for (const m of statement.matchAll(new RegExp(`(?:^|[^\\w"])"?${name}"?\\s+(?:as\\s+)?"?([A-Za-z_]\\w*)"?`, "gi"))) {
+        if (!NOT_ALIASES.has(m[1].toLowerCase())) counts.set(m[1], Math.max(counts.get(m[1]) ?? 0, n));
+      }
+    }
+    const byParent = new Map<number, number>();
+    let worst = 0;
+    for (const step of plan) {
+      const m = /^SCAN (\S+)/.exec(step.detail);
+      const rows = m ? (counts.get(m[1]) ?? 1) : 1;
+      const product = (byParent.get(step.parent) ?? 1) * Math.max(rows, 1);
+      byParent.set(step.parent, product);
+      worst = Math.max(worst, product);
+    }
+    return worst;
+  }
+
+  /** Layer 3: runs the statement in a transaction that is always rolled back; a run that wrote is refused. */
+  private runRolledBack(statement: string, opts: { maxRows: number; timeoutMs: number }, started = Date.now()): QueryOutcome {
+    const ROLLBACK = new Error("kb-tables: read-only query rolled back");
+    let outcome: QueryOutcome | null = null;
+    try {
+      this.ctx.storage.transactionSync(() => {
+        const cursor = this.sql.exec(statement);
+        const columns = cursor.columnNames;
+        const rows: Cell[][] = [];
+        let truncated = false;
+        let timedOut = false;
+        let chars = 0;
+        for (const raw of cursor.raw()) {
+          if (rows.length >= opts.maxRows) {
+            truncated = true;
+            break;
+          }
+          const row = raw.map((v): Cell => (v instanceof ArrayBuffer ? `[blob ${v.byteLength} bytes]` : (v as Cell)));
+          for (const v of row) chars += typeof v === "string" ? v.length : 8;
+          rows.push(row);
+          if (chars > MAX_RESULT_CHARS) {
+            truncated = true;
+            break;
+          }
+          if (Date.now() - started > opts.timeoutMs) {
+            timedOut = true;
+            break;
+          }
+        }
+        if (cursor.rowsWritten > 0) {
+          outcome = { ok: false, code: "invalid_sql", message: "Only read-only queries are allowed: the statement wrote to the database (rolled back)" };
+        } else if (timedOut || Date.now() - started > opts.timeoutMs) {
+          outcome = { ok: false, code: "query_timeout", message: `The query ran longer than ${opts.timeoutMs / 1000} s` };
+        } else {
+          outcome = { ok: true, columns, rows, row_count: rows.length, truncated, elapsed_ms: Date.now() - started };
+        }
+        throw ROLLBACK;
+      });
+    } catch (e) {
+      if (e !== ROLLBACK && !(e instanceof Error && e.message === ROLLBACK.message)) return { ok: false, code: "invalid_sql", message: databaseReason(e) };
+    }
+    return outcome!;
+  }
+}
