@@ -1,3 +1,4 @@
+import { readdirSync } from "node:fs";
 import path from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
@@ -5,15 +6,36 @@ import { startTestServers } from "./servers";
 
 const root = path.join(import.meta.dirname, "..");
 
+/** The workerd suite's projects, by test folder (every folder of test/ with Worker tests is in exactly one). */
+export const WORKER_GROUPS: Record<string, string[]> = {
+  "workers-core": ["foundation", "organizations", "lib", "billing", "skills", "artifacts", "retrieval"],
+  "workers-answers": ["documents", "chats", "tools", "embed", "memory"],
+  "workers-tools": ["mcp", "connectors", "agents", "a2a", "tables"],
+};
+
 /**
- * Three projects:
- * - `workers`: the suite, inside workerd, with the local protocol servers;
+ * Projects:
+ * - `workers-core`, `workers-answers`, `workers-tools` (WORKER_GROUPS): the suite, inside workerd, with the
+ *   local protocol servers;
  * - `paced`: the same Worker with local-extractive pacing its partial answers
  *   (LOCAL_MODEL_TOKEN_DELAY_MS) and fast heartbeats, so stop, replacement,
  *   disconnect and heartbeats are exercised deterministically (test/paced/);
  * - `e2e`: Node tests that drive `wrangler dev` with a real browser (test/e2e/).
  */
+
+/** Every folder of test/ that holds Worker tests must belong to one group, or its tests would silently not run. */
+function assertGroupsCoverTests() {
+  const grouped = new Set(Object.values(WORKER_GROUPS).flat());
+  const own = new Set(["paced", "e2e", "bench", "servers", "lint"]);
+  const missing = readdirSync(path.join(root, "test"), { withFileTypes: true })
+    .filter((d) => d.isDirectory() && !own.has(d.name) && !grouped.has(d.name))
+    .filter((d) => readdirSync(path.join(root, "test", d.name)).some((f) => f.endsWith(".test.ts")))
+    .map((d) => d.name);
+  if (missing.length) throw new Error(`test/vitest.config.ts: add test/${missing.join(", test/")} to WORKER_GROUPS`);
+}
+
 export default defineConfig(async () => {
+  assertGroupsCoverTests();
   const migrations = await readD1Migrations(path.join(root, "migrations"));
   // Local protocol servers (see test/servers); their URLs reach the Worker as TEST_SERVERS.
   const servers = await startTestServers();
@@ -76,10 +98,13 @@ export default defineConfig(async () => {
   return {
     test: {
       projects: [
-        {
+        // The suite inside workerd, in three projects (each its own workerd instance): one long-lived
+        // instance for ~70 files died mid-run with "WebSocket protocol error: Message is too large" on its
+        // test-runner connection, while the same files pass in smaller runs.
+        ...Object.entries(WORKER_GROUPS).map(([name, dirs]) => ({
           plugins: [workers({ WEB_SEARCH_URL: `${servers.searx}/search` })],
-          test: { ...common, name: "workers", include: ["test/**/*.test.ts"], exclude: ["test/paced/**", "test/e2e/**"] },
-        },
+          test: { ...common, name, include: dirs.map((d) => `test/${d}/**/*.test.ts`) },
+        })),
         {
           plugins: [workers({ LOCAL_MODEL_TOKEN_DELAY_MS: "25", SSE_HEARTBEAT_MS: "1000" })],
           test: { ...common, name: "paced", include: ["test/paced/**/*.test.ts"] },
