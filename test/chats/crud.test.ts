@@ -25,9 +25,15 @@ describe("chat resources", () => {
     expectError(await call("/chats", { ...auth, body: { id: crypto.randomUUID(), ...base(kb), attached_artifact_ids: Array(21).fill("a") } }), 400);
     expectError(await call("/chats", { ...auth, body: { id: crypto.randomUUID(), ...base(kb), images: ["a", "b", "c"] } }), 400);
     expectError(await call("/chats", { ...auth, body: { id: crypto.randomUUID(), ...base(kb), images: ["data:text/html;base64,PGI+"] } }), 400);
-    // Connected apps are checked by the connectors tool provider when a turn starts (an empty chat only stores them).
-    expectError(await call("/chats", { ...auth, body: { id: crypto.randomUUID(), ...base(kb), connector_slugs: ["gmail"], message: "hi" } }), 400, "connector_not_connected");
-    expectError(await call("/chats", { ...auth, body: { id: crypto.randomUUID(), ...base(kb), skill_ids: ["sk_nope"], message: "hi" } }), 400);
+    // Connected apps, skills and delegates are checked before the chat is created, with or without a first
+    // message, and a refused request leaves no chat behind.
+    for (const message of [undefined, "hi"]) {
+      const id = crypto.randomUUID();
+      expectError(await call("/chats", { ...auth, body: { id, ...base(kb), connector_slugs: ["gmail"], message } }), 400, "connector_not_connected");
+      expectError(await call("/chats", { ...auth, body: { id, ...base(kb), skill_ids: ["sk_nope"], message } }), 400);
+      expectError(await call("/chats", { ...auth, body: { id, ...base(kb), delegate_agent_ids: ["agt_nope"], message } }), 400);
+      expectError(await call(`/chats/${id}/messages`, auth), 404);
+    }
   });
 
   it("refuses new chats on an inactive knowledge base (409)", async () => {

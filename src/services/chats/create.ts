@@ -10,7 +10,7 @@ import { appendMessage, createChat, getChat, publicChat, truncateTitle } from ".
 import { storeChatImages } from "./images";
 import { runTurnJson } from "./session";
 import { canReadShared, FORK_SEED_LIMIT, shareSafeMessages, shareSafeMetadata } from "./sharing";
-import { assertExtrasResolvable, assertKnowledgeBaseActive, prepareTurn, resolveModel } from "./turns";
+import { assertKnowledgeBaseActive, prepareTurn, resolveModel, resolveTurnExtras, type ChatPlacement } from "./turns";
 
 export type CreateChatInput = z.infer<typeof CreateChatBody>;
 export type SendMessageInput = z.infer<typeof SendMessageBody>;
@@ -31,7 +31,19 @@ export async function createChatWithFirstTurn(c: Context<AppEnv>, body: CreateCh
   const kb = await knowledgeBaseFor(c, body.knowledge_base_id, "query:rag", { addressedBy: "param", tenantId: body.tenant_id });
   assertKnowledgeBaseActive(kb);
   const model = resolveModel(c, body.model);
-  assertExtrasResolvable(body);
+  const placement: ChatPlacement = {
+    id: body.id.toLowerCase(),
+    organizationId: kb.organizationId,
+    environmentId: kb.environmentId,
+    tenantId: kb.tenantId,
+    knowledgeBaseId: kb.id,
+    ownerUserId: caller.type === "user" ? caller.user.id : null,
+    externalSubjectId: effectiveSubject(caller, body.external_subject_id) ?? null,
+    settings: {},
+  };
+  // Skills, artifacts, connectors and delegates are checked before the chat exists, so a refused
+  // first turn leaves nothing behind (and an empty chat cannot name an unknown app either).
+  await resolveTurnExtras(c, caller, placement, { mode: body.agent_mode, websearch: body.websearch_enable, extras: body });
 
   // Forking a shared chat: the source must be readable by this caller.
   let seed: Awaited<ReturnType<typeof shareSafeMessages>>["rows"] = [];
@@ -50,7 +62,7 @@ export async function createChatWithFirstTurn(c: Context<AppEnv>, body: CreateCh
     title: body.title ?? (body.message ? titleFrom(body.message) : null),
     ownerUserId: caller.type === "user" ? caller.user.id : null,
     apiKeyId: caller.type === "api_key" ? caller.key.id : null,
-    externalSubjectId: effectiveSubject(caller, body.external_subject_id) ?? null,
+    externalSubjectId: placement.externalSubjectId,
     agentMode: body.agent_mode,
     sharedSourceChatId: body.shared_source_chat_id?.toLowerCase() ?? null,
     settings: {

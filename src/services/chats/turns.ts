@@ -66,7 +66,7 @@ export function turnSubject(caller: Caller, chat: Pick<Chat, "ownerUserId" | "ex
 }
 
 /** What a chat turn's toolbox may use: the chat's enabled MCP servers, and the turn's own choices. */
-export function chatToolSettings(chat: Chat, input: { websearch: boolean; mode: "quick" | "deep"; extras: TurnExtras }): ToolSettings {
+export function chatToolSettings(chat: Pick<Chat, "settings">, input: { websearch: boolean; mode: "quick" | "deep"; extras: TurnExtras }): ToolSettings {
   return {
     websearch: input.websearch,
     mcpServerIds: chat.settings.enabled_mcp_server_ids ?? [],
@@ -75,6 +75,31 @@ export function chatToolSettings(chat: Chat, input: { websearch: boolean; mode: 
     delegateIds: input.extras.delegate_agent_ids,
     autoSkills: [],
   };
+}
+
+/** The chat fields a turn's extras depend on (a chat about to be created has them too). */
+export type ChatPlacement = Pick<Chat, "id" | "organizationId" | "environmentId" | "tenantId" | "knowledgeBaseId" | "ownerUserId" | "externalSubjectId" | "settings">;
+
+/**
+ * Resolves what a turn names beyond its question — skills and attached
+ * artifacts (to their current content), the end user it acts for, and its
+ * toolbox settings, checked by every tool provider — refusing bad ids with 400
+ * before anything is written or any credit is spent.
+ */
+export async function resolveTurnExtras(
+  c: Context<AppEnv>,
+  caller: Caller,
+  chat: ChatPlacement,
+  input: { mode: "quick" | "deep"; websearch: boolean; extras: TurnExtras },
+) {
+  assertExtrasResolvable(input.extras);
+  const db = c.get("db");
+  const skills = await getSkillsForRun(db, chat.tenantId, input.extras.skill_ids);
+  const attachments = await loadAttachedArtifacts(db, { knowledgeBaseId: chat.knowledgeBaseId, tenantId: chat.tenantId }, input.extras.attached_artifact_ids);
+  const subject = turnSubject(caller, chat);
+  const toolSettings = chatToolSettings(chat, input);
+  await validateToolSettings({ db, env: c.env, chat, subject, mode: input.mode, depth: 0 }, toolSettings);
+  return { skills, attachments, subject, toolSettings };
 }
 
 export async function prepareTurn(
@@ -97,19 +122,8 @@ export async function prepareTurn(
     throw conflict("chat_terminated", `This chat session was terminated at ${chat.terminatedAt}; start a new chat`);
   }
   assertKnowledgeBaseActive(kb);
-  assertExtrasResolvable(input.extras);
   const db = c.get("db");
-  // Skills and attached artifacts resolve to their current content now (and
-  // bad ids are refused) before any credit is spent.
-  const skills = await getSkillsForRun(db, chat.tenantId, input.extras.skill_ids);
-  const attachments = await loadAttachedArtifacts(
-    db,
-    { knowledgeBaseId: chat.knowledgeBaseId, tenantId: chat.tenantId },
-    input.extras.attached_artifact_ids,
-  );
-  const subject = turnSubject(caller, chat);
-  const toolSettings = chatToolSettings(chat, input);
-  await validateToolSettings({ db, env: c.env, chat, subject, mode: input.mode, depth: 0 }, toolSettings);
+  const { skills, attachments, subject, toolSettings } = await resolveTurnExtras(c, caller, chat, input);
   // New model work needs available credits; refused before any model call.
   await assertCanSpend(db, chat.tenantId);
   return {
