@@ -3,10 +3,11 @@ import type { Context } from "hono";
 import { z } from "zod";
 import { authorize } from "../../auth/authorize";
 import type { KeyCaller } from "../../auth/caller";
-import { knowledgeBases, type KnowledgeBase } from "../../db/schema";
+import { knowledgeBases, type KnowledgeBase, type Source } from "../../db/schema";
 import { ApiError } from "../../lib/errors";
 import type { AppEnv } from "../../types";
 import { createRetriever } from "../answer/retriever";
+import { passagesToSources } from "../answer/types";
 import { actorOf, assertCanSpend } from "../billing/metering";
 import { createChat, truncateTitle } from "../chats/chats";
 import { runTurnJson } from "../chats/session";
@@ -71,18 +72,7 @@ async function asTool<T>(fn: () => Promise<T>): Promise<T | ReturnType<typeof te
   }
 }
 
-interface CitedPassage {
-  index: number;
-  document_id: string | null;
-  filename: string | null;
-  chunk_id: string | null;
-  text: string;
-  score: number;
-  page: number | null;
-  url: string | null;
-}
-
-function renderPassages(passages: CitedPassage[]): string {
+function renderPassages(passages: Source[]): string {
   if (!passages.length) return "No passages matched.";
   return passages
     .map((p) => `[${p.index}] ${p.filename ?? p.url ?? "source"}${p.page ? ` (page ${p.page})` : ""}\n${p.text}`)
@@ -121,16 +111,7 @@ export async function buildKbMcpServer(c: Ctx, key: KeyCaller) {
       asTool(async () => {
         const kb = await resolveKb(c, key, knowledge_base_id);
         const found = await createRetriever(c.get("db"), c.env, kb, actorOf(key))(query, limit ?? 6);
-        const passages: CitedPassage[] = found.map((p, i) => ({
-          index: i + 1,
-          document_id: p.document_id,
-          filename: p.filename,
-          chunk_id: p.chunk_id,
-          text: p.text,
-          score: Math.round(p.score * 10_000) / 10_000,
-          page: p.page ?? null,
-          url: p.url ?? null,
-        }));
+        const passages = passagesToSources(found);
         return text(renderPassages(passages), { knowledge_base_id: kb.id, results: passages });
       }),
   );
@@ -172,7 +153,7 @@ export async function buildKbMcpServer(c: Ctx, key: KeyCaller) {
           extras: { connector_slugs: [], delegate_agent_ids: [], skill_ids: [], attached_artifact_ids: [] },
         });
         const outcome = await runTurnJson(c.env, cmd);
-        const sources = outcome.sources as CitedPassage[];
+        const sources: Source[] = outcome.sources;
         const rendered = `${outcome.assistant_message.content}\n\nSources:\n${renderPassages(sources)}`;
         return text(rendered, { answer: outcome.assistant_message.content, sources, usage: outcome.usage, chat_id: chat.id });
       }),
