@@ -1,9 +1,8 @@
-import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { chromium, type Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { findChromium, freePort } from "./browser-helpers.ts";
 import { api, setUpKnowledgeBase, startDevServer, uploadAndWait, type DevServer } from "../bench/lib.ts";
 
 /**
@@ -12,27 +11,6 @@ import { api, setUpKnowledgeBase, startDevServer, uploadAndWait, type DevServer 
  * they arrive and the citations at the end. Chromium comes from Debian
  * (`apt-get install chromium`), installed here when missing and possible.
  */
-function findChromium(): string | null {
-  const candidates = [process.env.CHROMIUM_PATH, "/usr/bin/chromium", "/usr/bin/chromium-browser"].filter(Boolean) as string[];
-  const found = candidates.find((p) => existsSync(p));
-  if (found) return found;
-  const canInstall = process.platform === "linux" && process.getuid?.() === 0 && existsSync("/usr/bin/apt-get");
-  if (!canInstall) return null;
-  const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
-  spawnSync("apt-get", ["update", "-qq"], { stdio: "ignore", env });
-  const r = spawnSync("apt-get", ["install", "-y", "-qq", "chromium"], { stdio: "ignore", env });
-  if (r.status !== 0 || !existsSync("/usr/bin/chromium")) throw new Error("apt-get install chromium failed");
-  return "/usr/bin/chromium";
-}
-
-async function freePort(): Promise<number> {
-  const s = http.createServer();
-  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
-
 const PAGE = (apiBase: string, chatId: string, key: string) => `<!doctype html>
 <html><head><meta charset="utf-8"><title>Customer app</title></head>
 <body>

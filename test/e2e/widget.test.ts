@@ -1,11 +1,10 @@
-import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import http from "node:http";
-import type { AddressInfo } from "node:net";
 import path from "node:path";
 import vm from "node:vm";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { findChromium, freePort } from "./browser-helpers.ts";
 import { api, root, setUpKnowledgeBase, startDevServer, uploadAndWait, type DevServer } from "../bench/lib.ts";
 
 /**
@@ -16,27 +15,6 @@ import { api, root, setUpKnowledgeBase, startDevServer, uploadAndWait, type DevS
  * origin that is not on the token's list is refused, and a token cannot read documents or tenants.
  * Screenshots of the open widget are written to test/.tmp/embed/ (printed at the end).
  */
-function findChromium(): string | null {
-  const candidates = [process.env.CHROMIUM_PATH, "/usr/bin/chromium", "/usr/bin/chromium-browser"].filter(Boolean) as string[];
-  const found = candidates.find((p) => existsSync(p));
-  if (found) return found;
-  const canInstall = process.platform === "linux" && process.getuid?.() === 0 && existsSync("/usr/bin/apt-get");
-  if (!canInstall) return null;
-  const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
-  spawnSync("apt-get", ["update", "-qq"], { stdio: "ignore", env });
-  const r = spawnSync("apt-get", ["install", "-y", "-qq", "chromium"], { stdio: "ignore", env });
-  if (r.status !== 0 || !existsSync("/usr/bin/chromium")) throw new Error("apt-get install chromium failed");
-  return "/usr/bin/chromium";
-}
-
-async function freePort(): Promise<number> {
-  const s = http.createServer();
-  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
-
 const SHOTS = path.join(root, "test/.tmp/embed");
 const chromiumPath = findChromium();
 if (!chromiumPath) console.warn("widget browser test skipped: no Chromium (install Debian's `chromium` or set CHROMIUM_PATH)");

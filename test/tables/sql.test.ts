@@ -4,25 +4,8 @@ import { describe, expect, it } from "vitest";
 import { runSql } from "../../src/services/tables/service";
 import { addMember, call, createKb, createKey, createOrg, createTenant, expectError, expectStatus, fetchWorker, type Auth } from "../helpers";
 import { db, docRow, eventually, uploadFile, waitForDocument } from "../documents/doc-helpers";
+import { kbWithCsv, SALES } from "./table-helpers";
 
-const SALES = [
-  "Region,Order Date,Amount,Units,Rep",
-  "North,2024-07-03,1200.50,3,Ada",
-  "South,2024-07-15,800,2,Bob",
-  "North,2024-08-01,300.25,1,Ada",
-  "East,2024-09-30,450,5,Cy",
-  "South,2024-10-02,99.99,1,Bob",
-].join("\n");
-
-async function kbWithCsv(csv = SALES, filename = "Sales Q3.csv") {
-  const org = await createOrg();
-  const kb = await createKb(org);
-  const auth: Auth = { cookie: org.owner.cookie };
-  const { id } = await uploadFile(auth, kb, { filename, mime: "text/csv", body: csv });
-  const doc = await waitForDocument(auth, id);
-  expect(doc.status, doc.error).toBe("processed");
-  return { org, kb, auth, docId: id };
-}
 
 const sql = (auth: Auth, kbId: string, query: string) => call(`/knowledge-bases/${kbId}/sql`, { ...auth, body: { query } });
 

@@ -7,25 +7,13 @@ import type { TableInfo } from "../../src/services/tables/store";
 import { sqlProvider, sqlQueryTool } from "../../src/services/tables/tool";
 import { getKnowledgeBase } from "../../src/services/knowledge-bases";
 import { TOOL_PROVIDERS } from "../../src/services/tools/registry";
-import { call, createKb, createOrg, expectStatus, type Auth } from "../helpers";
-import { db, uploadFile, waitForDocument } from "../documents/doc-helpers";
+import { call, createKb, createOrg, expectStatus } from "../helpers";
+import { db } from "../documents/doc-helpers";
 import { newChat, readSse, streamMessage } from "../chats/chat-helpers";
-
-const SALES = [
-  "Region,Order Date,Amount,Units,Rep",
-  "North,2024-07-03,1200.50,3,Ada",
-  "South,2024-07-15,800,2,Bob",
-  "North,2024-08-01,300.25,1,Ada",
-  "East,2024-09-30,450,5,Cy",
-  "South,2024-10-02,99.99,1,Bob",
-].join("\n");
+import { kbWithCsv, SALES } from "./table-helpers";
 
 async function kbWithSales(prompt: Record<string, string> = {}) {
-  const org = await createOrg();
-  const kb = await createKb(org, prompt);
-  const auth: Auth = { cookie: org.owner.cookie };
-  const { id } = await uploadFile(auth, kb, { filename: "sales.csv", mime: "text/csv", body: SALES });
-  expect((await waitForDocument(auth, id)).status).toBe("processed");
+  const { org, kb, auth, docId: id } = await kbWithCsv(SALES, "sales.csv", prompt);
   const row = (await getKnowledgeBase(db(), kb.id))!;
   const tables = await listKbTables(env, db(), kb.id);
   return { org, kb, row, auth, docId: id, tables };

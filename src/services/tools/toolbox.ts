@@ -32,7 +32,7 @@ export async function assembleToolbox(
   const lists = await Promise.all(
     providers.map((p) =>
       p.tools(scope, settings).catch((e) => {
-        if (scope.chat && !(e instanceof Error && e.name === "AbortError")) console.error(`toolbox: provider ${p.name} failed`, e instanceof Error ? e.message : e);
+        if (!(e instanceof Error && e.name === "AbortError")) console.error(`toolbox: provider ${p.name} failed in chat ${scope.chat.id}:`, e instanceof Error ? e.message : e);
         return [] as Tool[];
       }),
     ),
