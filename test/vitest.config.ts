@@ -34,6 +34,39 @@ function assertGroupsCoverTests() {
   if (missing.length) throw new Error(`test/vitest.config.ts: add test/${missing.join(", test/")} to WORKER_GROUPS`);
 }
 
+/**
+ * The Cloudflare pool (1.5.0) keeps its socket's message listener after `stop()`: a message that arrives
+ * from workerd after a test file is done (a module fetched by background work — a `waitUntil`, an alarm, a
+ * queue batch — still running in that file's instance) hits `assert(this.socket)` in the listener and the
+ * uncaught AssertionError ("Message received from Worker before initialisation") kills the whole run.
+ * Vitest's own pools drop a stopped worker's listeners; this does the same for the Cloudflare pool: by the
+ * time `stop()` is called Vitest has its "stopped" answer, so nothing that arrives later is wanted.
+ */
+function dropLateMessages(plugin: ReturnType<typeof cloudflareTest>): ReturnType<typeof cloudflareTest> {
+  type PoolWorker = { off(event: string, cb?: unknown): void; stop(): Promise<void> };
+  type Runner = { createPoolWorker(options: unknown): PoolWorker };
+  const configure = plugin.configureVitest as ((ctx: { project: { config: { poolRunner?: Runner } } }) => void) | undefined;
+  if (!configure) throw new Error("@cloudflare/vitest-plugin: configureVitest is gone; revisit dropLateMessages");
+  return {
+    ...plugin,
+    configureVitest(ctx: { project: { config: { poolRunner?: Runner } } }) {
+      configure.call(plugin, ctx);
+      const runner = ctx.project.config.poolRunner;
+      if (!runner) throw new Error("@cloudflare/vitest-plugin: no pool runner; revisit dropLateMessages");
+      const create = runner.createPoolWorker.bind(runner);
+      runner.createPoolWorker = (options) => {
+        const worker = create(options);
+        const stop = worker.stop.bind(worker);
+        worker.stop = () => {
+          worker.off("message");
+          return stop();
+        };
+        return worker;
+      };
+    },
+  } as ReturnType<typeof cloudflareTest>;
+}
+
 export default defineConfig(async () => {
   assertGroupsCoverTests();
   const migrations = await readD1Migrations(path.join(root, "migrations"));
@@ -50,7 +83,7 @@ export default defineConfig(async () => {
   const connectorSlugs = ["github", "google-drive", "notion", "slack", "linear", "jira"];
 
   const workers = (extra: Record<string, string>) =>
-    cloudflareTest({
+    dropLateMessages(cloudflareTest({
       wrangler: { configPath: path.join(root, "wrangler.toml") },
       miniflare: {
         bindings: {
@@ -92,7 +125,7 @@ export default defineConfig(async () => {
         // Deliver queued documents at once rather than after wrangler.toml's 1 s batch window.
         queueConsumers: { "kb-ingest": { maxBatchTimeout: 0.05 } },
       },
-    });
+    }));
 
   const common = { root, setupFiles: ["test/setup.ts"], testTimeout: 30_000, hookTimeout: 30_000 };
   return {
