@@ -1,4 +1,4 @@
-import { and, asc, count, eq, sql } from "drizzle-orm";
+import { and, asc, eq, sql } from "drizzle-orm";
 import type { Context } from "hono";
 import type { AuthorizeOptions } from "../auth/authorize";
 import { assertTenantMatches, loadAuthorized } from "../auth/load";
@@ -11,6 +11,7 @@ import { ApiError, forbidden, notFound } from "../lib/errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import { tenantFor } from "./tenants";
+import { pageOf } from "../db/page";
 
 /** The prompt fields, API name -> column, in the order the specification lists them. */
 export const PROMPT_FIELDS = {
@@ -89,12 +90,7 @@ export async function listKnowledgeBases(
   const where = opts.onlyId
     ? and(eq(knowledgeBases.tenantId, tenantId), eq(knowledgeBases.id, opts.onlyId))
     : eq(knowledgeBases.tenantId, tenantId);
-  const [rows, total] = await Promise.all([
-    db.select().from(knowledgeBases).where(where).orderBy(asc(knowledgeBases.createdAt), asc(knowledgeBases.id))
-      .limit(opts.limit).offset(opts.offset).all(),
-    db.select({ n: count() }).from(knowledgeBases).where(where).get(),
-  ]);
-  return { rows, total: total?.n ?? 0 };
+  return pageOf(db, knowledgeBases, where, [asc(knowledgeBases.createdAt), asc(knowledgeBases.id)], opts);
 }
 
 /** GET /knowledge-bases: a tenant's knowledge bases; a key restricted to one knowledge base sees only that one. */

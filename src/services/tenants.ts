@@ -4,7 +4,7 @@ import { loadAuthorized } from "../auth/load";
 import type { Permission } from "../auth/permissions";
 import type { AppEnv } from "../types";
 import { isUniqueViolation } from "../db/errors";
-import { and, asc, count, eq, inArray, sql, type SQL } from "drizzle-orm";
+import { and, asc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { ResourceScope } from "../auth/resources";
 import type { Database } from "../db/client";
 import { organizations, tenants, type Tenant } from "../db/schema";
@@ -14,6 +14,7 @@ import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import { insufficientOrganizationCredits, orgAvailableMicro } from "./billing/credits";
 import { environmentFor } from "./environments";
+import { pageOf } from "../db/page";
 
 /** Default quotas (API-DECISIONS.md). */
 export const DEFAULT_QUOTAS = { maxKnowledgeBases: 100, maxDocuments: 10_000, maxStorageGb: 10 };
@@ -70,11 +71,7 @@ export async function listTenants(
   const where = visibleIds
     ? and(eq(tenants.environmentId, environmentId), inArray(tenants.id, visibleIds.length ? visibleIds : ["-"]))
     : eq(tenants.environmentId, environmentId);
-  const [rows, total] = await Promise.all([
-    db.select().from(tenants).where(where).orderBy(asc(tenants.createdAt), asc(tenants.id)).limit(page.limit).offset(page.offset).all(),
-    db.select({ n: count() }).from(tenants).where(where).get(),
-  ]);
-  return { rows, total: total?.n ?? 0 };
+  return pageOf(db, tenants, where, [asc(tenants.createdAt), asc(tenants.id)], page);
 }
 
 export interface TenantInput {

@@ -1,6 +1,7 @@
 import { sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { knowledgeBases } from "./knowledge-bases";
-import { environments, organizations, tenants } from "./organizations";
+import { tenantOwned } from "./owned";
+import { timestamps } from "./columns";
 
 export const A2A_AGENT_STATUSES = ["ready", "error"] as const;
 
@@ -19,9 +20,7 @@ export interface StoredAgentCard {
 /** A registered external agent (migrations/0013_a2a.sql). Headers and metadata are sealed envelopes. */
 export const a2aAgents = sqliteTable("a2a_agents", {
   id: text("id").primaryKey(),
-  organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
-  environmentId: text("environment_id").notNull().references(() => environments.id, { onDelete: "cascade" }),
-  tenantId: text("tenant_id").notNull().references(() => tenants.id, { onDelete: "cascade" }),
+  ...tenantOwned(),
   knowledgeBaseId: text("knowledge_base_id").notNull().references(() => knowledgeBases.id, { onDelete: "cascade" }),
   name: text("name").notNull(),
   cardUrl: text("card_url").notNull(),
@@ -32,8 +31,7 @@ export const a2aAgents = sqliteTable("a2a_agents", {
   status: text("status", { enum: A2A_AGENT_STATUSES }).notNull().default("ready"),
   lastError: text("last_error"),
   createdBy: text("created_by"),
-  createdAt: text("created_at").notNull(),
-  updatedAt: text("updated_at").notNull(),
+  ...timestamps(),
 });
 
 export type A2aAgent = typeof a2aAgents.$inferSelect;

@@ -1,5 +1,6 @@
 import { integer, primaryKey, sqliteTable, text, unique } from "drizzle-orm/sqlite-core";
-import { environments, organizations, tenants } from "./organizations";
+import { tenantOwned } from "./owned";
+import { timestamps } from "./columns";
 
 export const AGENT_STATUSES = ["active", "archived"] as const;
 export const RUN_STATUSES = ["queued", "running", "completed", "failed", "cancelled"] as const;
@@ -64,9 +65,7 @@ export interface RunUsage {
 
 export const agents = sqliteTable("agents", {
   id: text("id").primaryKey(),
-  organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
-  environmentId: text("environment_id").notNull().references(() => environments.id, { onDelete: "cascade" }),
-  tenantId: text("tenant_id").notNull().references(() => tenants.id, { onDelete: "cascade" }),
+  ...tenantOwned(),
   knowledgeBaseId: text("knowledge_base_id").notNull(),
   status: text("status", { enum: AGENT_STATUSES }).notNull().default("active"),
   agentVersion: integer("agent_version").notNull().default(1),
@@ -80,8 +79,7 @@ export const agents = sqliteTable("agents", {
   nextRunAt: text("next_run_at"),
   createdBy: text("created_by"),
   archivedAt: text("archived_at"),
-  createdAt: text("created_at").notNull(),
-  updatedAt: text("updated_at").notNull(),
+  ...timestamps(),
 });
 
 export const agentVersions = sqliteTable(

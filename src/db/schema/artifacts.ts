@@ -1,7 +1,7 @@
 import { integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { createdAt, timestamps } from "./columns";
 import { knowledgeBases } from "./knowledge-bases";
-import { environments, organizations, tenants } from "./organizations";
+import { tenantOwned } from "./owned";
 
 export const ARTIFACT_TYPES = ["markdown", "html"] as const;
 export const ARTIFACT_STATUSES = ["active", "archived"] as const;
@@ -13,9 +13,7 @@ export type ArtifactVisibility = (typeof ARTIFACT_VISIBILITIES)[number];
 export const artifacts = sqliteTable("artifacts", {
   id: text("id").primaryKey(),
   slug: text("slug").notNull().unique(),
-  organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
-  environmentId: text("environment_id").notNull().references(() => environments.id, { onDelete: "cascade" }),
-  tenantId: text("tenant_id").notNull().references(() => tenants.id, { onDelete: "cascade" }),
+  ...tenantOwned(),
   knowledgeBaseId: text("knowledge_base_id").notNull().references(() => knowledgeBases.id, { onDelete: "cascade" }),
   type: text("type", { enum: ARTIFACT_TYPES }).notNull(),
   title: text("title").notNull(),

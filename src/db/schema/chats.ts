@@ -2,7 +2,7 @@ import { integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { createdAt, timestamps } from "./columns";
 import { users } from "./identity";
 import { knowledgeBases } from "./knowledge-bases";
-import { environments, organizations, tenants } from "./organizations";
+import { tenantOwned } from "./owned";
 
 export const ACCESS_LEVELS = ["private", "org", "public"] as const;
 export const AGENT_MODES = ["quick", "deep"] as const;
@@ -29,9 +29,7 @@ export interface ChatTodo {
 
 export const chats = sqliteTable("chats", {
   id: text("id").primaryKey(),
-  organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
-  environmentId: text("environment_id").notNull().references(() => environments.id, { onDelete: "cascade" }),
-  tenantId: text("tenant_id").notNull().references(() => tenants.id, { onDelete: "cascade" }),
+  ...tenantOwned(),
   knowledgeBaseId: text("knowledge_base_id").notNull().references(() => knowledgeBases.id, { onDelete: "cascade" }),
   model: text("model").notNull(),
   title: text("title"),

@@ -1,16 +1,15 @@
 import { sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { users } from "./identity";
 import { knowledgeBases } from "./knowledge-bases";
-import { apiKeys, environments, organizations, tenants } from "./organizations";
+import { apiKeys } from "./organizations";
+import { tenantOwned } from "./owned";
 
 /** Embed tokens (migrations/0012_embed.sql): short-lived browser credentials, stored as a hash. */
 export const embedTokens = sqliteTable("embed_tokens", {
   id: text("id").primaryKey(),
   tokenHash: text("token_hash").notNull().unique(),
   prefix: text("prefix").notNull(),
-  organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
-  environmentId: text("environment_id").notNull().references(() => environments.id, { onDelete: "cascade" }),
-  tenantId: text("tenant_id").notNull().references(() => tenants.id, { onDelete: "cascade" }),
+  ...tenantOwned(),
   knowledgeBaseId: text("knowledge_base_id").notNull().references(() => knowledgeBases.id, { onDelete: "cascade" }),
   externalSubjectId: text("external_subject_id"),
   allowedOrigins: text("allowed_origins", { mode: "json" }).$type<string[]>().notNull(),

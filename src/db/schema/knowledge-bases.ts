@@ -1,15 +1,13 @@
 import { integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { timestamps } from "./columns";
-import { environments, organizations, tenants } from "./organizations";
+import { tenantOwned } from "./owned";
 
 export const KB_STATUSES = ["active", "inactive"] as const;
 export const KB_MEMORY_MODES = ["disabled", "subject", "kb_restricted"] as const;
 
 export const knowledgeBases = sqliteTable("knowledge_bases", {
   id: text("id").primaryKey(),
-  organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
-  environmentId: text("environment_id").notNull().references(() => environments.id, { onDelete: "cascade" }),
-  tenantId: text("tenant_id").notNull().references(() => tenants.id, { onDelete: "cascade" }),
+  ...tenantOwned(),
   name: text("name").notNull(),
   description: text("description"),
   status: text("status", { enum: KB_STATUSES }).notNull().default("active"),

@@ -1,5 +1,6 @@
 import { integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { organizations } from "./organizations";
+import { timestamps } from "./columns";
 
 export const MCP_STATUSES = ["pending", "ready", "needs_auth", "error"] as const;
 export const MCP_AUTH = ["none", "credentials", "oauth"] as const;
@@ -36,8 +37,7 @@ export const mcpServers = sqliteTable("mcp_servers", {
   oauthScope: text("oauth_scope"),
   refreshLeaseUntil: integer("refresh_lease_until"),
   createdBy: text("created_by"),
-  createdAt: text("created_at").notNull(),
-  updatedAt: text("updated_at").notNull(),
+  ...timestamps(),
 });
 
 export type McpServer = typeof mcpServers.$inferSelect;

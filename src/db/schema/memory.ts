@@ -2,6 +2,7 @@ import { integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core"
 import { chats, messages } from "./chats";
 import { knowledgeBases } from "./knowledge-bases";
 import { organizations, tenants } from "./organizations";
+import { timestamps } from "./columns";
 
 export const MEMORY_MODES = ["disabled", "durable"] as const;
 export const MEMORY_RETENTIONS = ["none", "explicit_only", "automatic"] as const;
@@ -34,8 +35,7 @@ export const memories = sqliteTable("memories", {
   embeddingModel: text("embedding_model"),
   sourceChatId: text("source_chat_id").references(() => chats.id, { onDelete: "cascade" }),
   sourceMessageId: text("source_message_id").references(() => messages.id, { onDelete: "set null" }),
-  createdAt: text("created_at").notNull(),
-  updatedAt: text("updated_at").notNull(),
+  ...timestamps(),
 });
 
 export const memoryEntities = sqliteTable("memory_entities", {

@@ -1,6 +1,7 @@
 import { integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { createdAt, timestamps } from "./columns";
-import { environments, organizations, tenants } from "./organizations";
+import { tenants } from "./organizations";
+import { tenantOwned } from "./owned";
 
 export const SKILL_STATUSES = ["active", "archived"] as const;
 
@@ -18,9 +19,7 @@ export const skillTemplates = sqliteTable("skill_templates", {
 
 export const skills = sqliteTable("skills", {
   id: text("id").primaryKey(),
-  organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
-  environmentId: text("environment_id").notNull().references(() => environments.id, { onDelete: "cascade" }),
-  tenantId: text("tenant_id").notNull().references(() => tenants.id, { onDelete: "cascade" }),
+  ...tenantOwned(),
   name: text("name").notNull(),
   description: text("description").notNull(),
   body: text("body").notNull(),

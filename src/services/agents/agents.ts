@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, inArray, sql } from "drizzle-orm";
+import { and, asc, desc, eq, inArray, sql } from "drizzle-orm";
 import type { Context } from "hono";
 import { authorize, keyReach } from "../../auth/authorize";
 import type { Caller } from "../../auth/caller";
@@ -26,6 +26,7 @@ import { getTenant, tenantScope } from "../tenants";
 import { TOOL_PROVIDERS } from "../tools/registry";
 import { emptyToolSettings, type ToolSettings } from "../tools/types";
 import { nextOccurrence, parseSchedule } from "./schedule";
+import { pageOf } from "../../db/page";
 
 /**
  * Agents: a versioned configuration over one knowledge base. Creation is
@@ -372,11 +373,7 @@ export async function listAgents(db: Database, tenantId: string, opts: { onlyKbI
   if (opts.onlyKbId) conds.push(eq(agents.knowledgeBaseId, opts.onlyKbId));
   if (opts.status) conds.push(eq(agents.status, opts.status));
   const where = and(...conds);
-  const [rows, total] = await Promise.all([
-    db.select().from(agents).where(where).orderBy(desc(agents.createdAt), desc(agents.id)).limit(opts.limit).offset(opts.offset).all(),
-    db.select({ n: count() }).from(agents).where(where).get(),
-  ]);
-  return { rows, total: total?.n ?? 0 };
+  return pageOf(db, agents, where, [desc(agents.createdAt), desc(agents.id)], opts);
 }
 
 export async function listVersions(db: Database, agentId: string) {

@@ -1,4 +1,4 @@
-import { and, count, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
+import { and, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { TurnCommand, TurnOutcome } from "../../durable/chat-session";
 import type { Database } from "../../db/client";
 import {
@@ -20,6 +20,7 @@ import type { Actor } from "../billing/metering";
 import { createChat } from "../chats/chats";
 import { LOCAL_MODEL_ID } from "../models/registry";
 import { emptyToolSettings } from "../tools/types";
+import { pageOf } from "../../db/page";
 
 /**
  * Runs: one execution of an agent's pinned snapshot, through the chat's
@@ -77,11 +78,7 @@ export async function runVisible(db: Database, runId: string, viewer: RunViewer)
 
 export async function listRuns(db: Database, agentId: string, opts: { status?: RunStatus; limit: number; offset: number; viewer: RunViewer }) {
   const where = and(eq(agentRuns.agentId, agentId), visibleTo(opts.viewer), opts.status ? eq(agentRuns.status, opts.status) : undefined);
-  const [rows, total] = await Promise.all([
-    db.select().from(agentRuns).where(where).orderBy(desc(agentRuns.createdAt), desc(agentRuns.id)).limit(opts.limit).offset(opts.offset).all(),
-    db.select({ n: count() }).from(agentRuns).where(where).get(),
-  ]);
-  return { rows, total: total?.n ?? 0 };
+  return pageOf(db, agentRuns, where, [desc(agentRuns.createdAt), desc(agentRuns.id)], opts);
 }
 
 /** The agent a chat was created for (chats made by runs carry it in their settings). */

@@ -19,6 +19,7 @@ import { ApiError, badRequest, conflict, notFound } from "../../lib/errors";
 import { newId, randomBase32 } from "../../lib/ids";
 import { nowIso } from "../../lib/time";
 import { applyEdits, type ArtifactEdit } from "./edits";
+import { pageOf } from "../../db/page";
 
 /** Limits (specification, "Limits"); the content size is ours (D1 rows hold at most 2 MB). */
 export const ARTIFACT_LIMITS = {
@@ -128,11 +129,7 @@ export async function listArtifacts(db: Database, knowledgeBaseId: string, opts:
     );
   }
   const where = and(...conditions);
-  const [rows, total] = await Promise.all([
-    db.select().from(artifacts).where(where).orderBy(desc(artifacts.updatedAt), desc(artifacts.id)).limit(opts.limit).offset(opts.offset).all(),
-    db.select({ n: count() }).from(artifacts).where(where).get(),
-  ]);
-  return { rows, total: total?.n ?? 0 };
+  return pageOf(db, artifacts, where, [desc(artifacts.updatedAt), desc(artifacts.id)], opts);
 }
 
 export interface ArtifactInput {

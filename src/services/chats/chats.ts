@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, isNull, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, isNull, sql, type SQL } from "drizzle-orm";
 import { inKnowledgeBase, knowledgeBaseRowScope, type ResourceScope } from "../../auth/resources";
 import type { Database } from "../../db/client";
 import { isUniqueViolation } from "../../db/errors";
@@ -15,6 +15,7 @@ import {
 import { conflict, notFound } from "../../lib/errors";
 import { newId } from "../../lib/ids";
 import { nowIso } from "../../lib/time";
+import { pageOf } from "../../db/page";
 
 export const TITLE_MAX = 255;
 export const truncateTitle = (t: string) => (t.length > TITLE_MAX ? t.slice(0, TITLE_MAX) : t);
@@ -147,11 +148,7 @@ export async function listChats(db: Database, f: ChatListFilter, page: { limit: 
   if (f.externalSubjectId !== undefined) conds.push(eq(chats.externalSubjectId, f.externalSubjectId));
   if (f.isQuery !== undefined) conds.push(eq(chats.isQuery, f.isQuery));
   const where = and(...conds);
-  const [rows, total] = await Promise.all([
-    db.select().from(chats).where(where).orderBy(desc(chats.updatedAt), desc(chats.id)).limit(page.limit).offset(page.offset).all(),
-    db.select({ n: count() }).from(chats).where(where).get(),
-  ]);
-  return { rows, total: total?.n ?? 0 };
+  return pageOf(db, chats, where, [desc(chats.updatedAt), desc(chats.id)], page);
 }
 
 export async function updateChat(db: Database, id: string, set: Partial<Chat>): Promise<Chat> {
@@ -210,11 +207,7 @@ export async function updateMessage(
 }
 
 export async function listMessages(db: Database, chatId: string, page: { limit: number; offset: number }) {
-  const [rows, total] = await Promise.all([
-    db.select().from(messages).where(eq(messages.chatId, chatId)).orderBy(asc(messages.seq)).limit(page.limit).offset(page.offset).all(),
-    db.select({ n: count() }).from(messages).where(eq(messages.chatId, chatId)).get(),
-  ]);
-  return { rows, total: total?.n ?? 0 };
+  return pageOf(db, messages, eq(messages.chatId, chatId), [asc(messages.seq)], page);
 }
 
 /** The `limit` most recent messages, oldest first. */

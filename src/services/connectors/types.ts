@@ -123,6 +123,26 @@ export function stringArg(input: Record<string, unknown>, name: string, max = 10
   return v.trim();
 }
 
+/** The `search` tool every connector offers: one `query` string of at most `max` characters. */
+export function searchTool(description: string, max: number, run: (query: string, api: ProviderApi) => Promise<ToolResult>): ConnectorTool {
+  return { name: "search", description, inputSchema: queryInput, execute: (input, api) => run(stringArg(input, "query", max), api) };
+}
+
+/** A tool that reads one item by the id given in the string field `field` (at most `max` characters). */
+export function readTool(
+  name: string,
+  description: string,
+  field: string,
+  max: number,
+  run: (id: string, api: ProviderApi) => Promise<ToolResult>,
+): ConnectorTool {
+  const inputSchema: JSONSchema7 = { type: "object", properties: { [field]: { type: "string" } }, required: [field], additionalProperties: false };
+  return { name, description, inputSchema, execute: (input, api) => run(stringArg(input, field, max), api) };
+}
+
+/** HTTP Basic credentials of our OAuth client, for providers whose revocation endpoint wants them. */
+export const basicAuth = (client: ClientCredentials) => `Basic ${btoa(`${client.client_id}:${client.client_secret}`)}`;
+
 /** A citable passage for an item of a connected app (no document: `url` links back to the item). */
 export function appPassage(opts: { slug: string; id: string; title: string; text: string; url: string | null; score?: number }): Passage {
   return {

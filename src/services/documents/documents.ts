@@ -1,4 +1,4 @@
-import { and, count, desc, eq, isNull, sql } from "drizzle-orm";
+import { and, desc, eq, isNull, sql } from "drizzle-orm";
 import type { Context } from "hono";
 import { loadAuthorized } from "../../auth/load";
 import type { Permission } from "../../auth/permissions";
@@ -11,6 +11,7 @@ import { newId } from "../../lib/ids";
 import { nowIso } from "../../lib/time";
 import { BYTES_PER_GB } from "../tenants";
 import { storageSafeName } from "./types";
+import { pageOf } from "../../db/page";
 
 /** Processing is under way: reprocess is refused (409 document_busy) unless it looks stuck. */
 export const BUSY_STATUSES: readonly DocumentStatus[] = ["queued", "processing"];
@@ -176,11 +177,7 @@ export async function listDocuments(
     isNull(documents.parentDocumentId),
     opts.status ? eq(documents.status, opts.status) : sql`${documents.status} <> 'deleted'`,
   );
-  const [rows, total] = await Promise.all([
-    db.select().from(documents).where(where).orderBy(desc(documents.createdAt), desc(documents.id)).limit(opts.limit).offset(opts.offset).all(),
-    db.select({ n: count() }).from(documents).where(where).get(),
-  ]);
-  return { rows, total: total?.n ?? 0 };
+  return pageOf(db, documents, where, [desc(documents.createdAt), desc(documents.id)], opts);
 }
 
 /**

@@ -60,26 +60,36 @@ export interface StreamRequest {
   maxOutputTokens?: number;
 }
 
-/** Streams an answer; returns the full text and usage, or throws ProviderError / the abort reason. */
-export async function streamAnswer(env: Env, info: ModelInfo, req: StreamRequest): Promise<{ text: string; usage: TokenUsage }> {
+/** The options every streamed call shares. */
+const streamBase = (env: Env, info: ModelInfo, req: StreamRequest) => ({
+  model: languageModel(env, info),
+  system: req.system,
+  messages: req.messages,
+  abortSignal: req.signal,
+  maxRetries: 1,
+  maxOutputTokens: req.maxOutputTokens,
+});
+
+/**
+ * Reads a started stream to its end: text deltas go to `onDelta`, steps are counted, usage is the
+ * provider's total (or an estimate). A failure becomes ProviderError with what was generated so far;
+ * an abort rethrows the abort reason.
+ */
+async function readStream(req: StreamRequest, start: () => ReturnType<typeof streamText>): Promise<{ text: string; usage: TokenUsage; steps: number }> {
   let text = "";
-  const promptTokens = estimateTokens(req.system) + req.messages.reduce((s, m) => s + estimateTokens(JSON.stringify(m.content)), 0);
+  let steps = 0;
   let finalUsage: TokenUsage | null = null;
+  const promptTokens = estimateTokens(req.system) + req.messages.reduce((s, m) => s + estimateTokens(JSON.stringify(m.content)), 0);
+  const estimate = () => ({ input_tokens: promptTokens, output_tokens: estimateTokens(text) });
   try {
-    const result = streamText({
-      model: languageModel(env, info),
-      system: req.system,
-      messages: req.messages,
-      abortSignal: req.signal,
-      maxRetries: 1,
-      maxOutputTokens: req.maxOutputTokens,
-    });
-    for await (const part of result.stream) {
+    for await (const part of start().stream) {
       if (part.type === "text-delta") {
         text += part.text;
         await req.onDelta(part.text);
+      } else if (part.type === "finish-step") {
+        steps++;
       } else if (part.type === "finish") {
-        finalUsage = usageOf(part.totalUsage, { input_tokens: promptTokens, output_tokens: estimateTokens(text) });
+        finalUsage = usageOf(part.totalUsage, estimate());
       } else if (part.type === "error") {
         throw part.error;
       } else if (part.type === "abort") {
@@ -89,10 +99,16 @@ export async function streamAnswer(env: Env, info: ModelInfo, req: StreamRequest
   } catch (e) {
     if (req.signal.aborted) throw req.signal.reason ?? e;
     const { message, retryable } = describeError(e);
-    throw new ProviderError(message, text, { input_tokens: promptTokens, output_tokens: estimateTokens(text) }, retryable);
+    throw new ProviderError(message, text, estimate(), retryable);
   }
   if (req.signal.aborted) throw req.signal.reason;
-  return { text, usage: finalUsage ?? { input_tokens: promptTokens, output_tokens: estimateTokens(text) } };
+  return { text, usage: finalUsage ?? estimate(), steps };
+}
+
+/** Streams an answer; returns the full text and usage, or throws ProviderError / the abort reason. */
+export async function streamAnswer(env: Env, info: ModelInfo, req: StreamRequest): Promise<{ text: string; usage: TokenUsage }> {
+  const { text, usage } = await readStream(req, () => streamText(streamBase(env, info, req)));
+  return { text, usage };
 }
 
 /** A single non-streamed completion (summaries, follow-up questions, prompt improvement). */
@@ -144,10 +160,6 @@ export interface ToolLoopRequest extends StreamRequest {
  * over all steps.
  */
 export async function streamAnswerWithTools(env: Env, info: ModelInfo, req: ToolLoopRequest): Promise<{ text: string; usage: TokenUsage; steps: number }> {
-  let text = "";
-  let steps = 0;
-  const promptTokens = estimateTokens(req.system) + req.messages.reduce((s, m) => s + estimateTokens(JSON.stringify(m.content)), 0);
-  let finalUsage: TokenUsage | null = null;
   const tools: ToolSet = Object.fromEntries(
     req.tools.map((t) => [
       t.name,
@@ -158,37 +170,12 @@ export async function streamAnswerWithTools(env: Env, info: ModelInfo, req: Tool
       }),
     ]),
   );
-  try {
-    const result = streamText({
-      model: languageModel(env, info),
-      system: req.system,
-      messages: req.messages,
+  return readStream(req, () =>
+    streamText({
+      ...streamBase(env, info, req),
       tools,
       stopWhen: isStepCount(req.maxSteps + 1),
       prepareStep: ({ stepNumber }) => (stepNumber >= req.maxSteps ? { toolChoice: "none" as const } : {}),
-      abortSignal: req.signal,
-      maxRetries: 1,
-      maxOutputTokens: req.maxOutputTokens,
-    });
-    for await (const part of result.stream) {
-      if (part.type === "text-delta") {
-        text += part.text;
-        await req.onDelta(part.text);
-      } else if (part.type === "finish-step") {
-        steps++;
-      } else if (part.type === "finish") {
-        finalUsage = usageOf(part.totalUsage, { input_tokens: promptTokens, output_tokens: estimateTokens(text) });
-      } else if (part.type === "error") {
-        throw part.error;
-      } else if (part.type === "abort") {
-        break;
-      }
-    }
-  } catch (e) {
-    if (req.signal.aborted) throw req.signal.reason ?? e;
-    const { message, retryable } = describeError(e);
-    throw new ProviderError(message, text, { input_tokens: promptTokens, output_tokens: estimateTokens(text) }, retryable);
-  }
-  if (req.signal.aborted) throw req.signal.reason;
-  return { text, usage: finalUsage ?? { input_tokens: promptTokens, output_tokens: estimateTokens(text) }, steps };
+    }),
+  );
 }

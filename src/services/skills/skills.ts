@@ -1,4 +1,4 @@
-import { and, asc, count, eq, inArray } from "drizzle-orm";
+import { and, asc, eq, inArray } from "drizzle-orm";
 import type { Context } from "hono";
 import type { Permission } from "../../auth/permissions";
 import { inTenant } from "../../auth/resources";
@@ -9,6 +9,7 @@ import { ApiError, badRequest, notFound } from "../../lib/errors";
 import { newId } from "../../lib/ids";
 import { nowIso } from "../../lib/time";
 import { tenantFor } from "../tenants";
+import { pageOf } from "../../db/page";
 
 /** Limits (specification, "Limits"); the body limit is ours. */
 export const SKILL_LIMITS = { name: 255, description: 280, body: 100_000 } as const;
@@ -51,11 +52,7 @@ export async function skillFor(c: Context<AppEnv>, tenantId: string, id: string,
 
 export async function listSkills(db: Database, tenantId: string, page: { limit: number; offset: number }) {
   const where = and(eq(skills.tenantId, tenantId), eq(skills.status, "active"));
-  const [rows, total] = await Promise.all([
-    db.select().from(skills).where(where).orderBy(asc(skills.createdAt), asc(skills.id)).limit(page.limit).offset(page.offset).all(),
-    db.select({ n: count() }).from(skills).where(where).get(),
-  ]);
-  return { rows, total: total?.n ?? 0 };
+  return pageOf(db, skills, where, [asc(skills.createdAt), asc(skills.id)], page);
 }
 
 export interface SkillInput {

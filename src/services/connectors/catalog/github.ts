@@ -1,4 +1,4 @@
-import { appPassage, clip, ProviderError, queryInput, stringArg, type ConnectorDefinition } from "../types";
+import { appPassage, basicAuth, clip, ProviderError, searchTool, stringArg, type ConnectorDefinition } from "../types";
 import { badge } from "./logo";
 
 /**
@@ -34,32 +34,26 @@ export const github: ConnectorDefinition = {
   async revoke({ endpoints, client, accessToken, fetch }) {
     const res = await fetch(`${endpoints.api_base_url}/applications/${encodeURIComponent(client.client_id)}/grant`, {
       method: "DELETE",
-      headers: { ...headers, Authorization: `Basic ${btoa(`${client.client_id}:${client.client_secret}`)}`, "Content-Type": "application/json" },
+      headers: { ...headers, Authorization: basicAuth(client), "Content-Type": "application/json" },
       body: JSON.stringify({ access_token: accessToken }),
     });
     if (res.status !== 204 && res.status !== 404 && res.status !== 422) throw new ProviderError(res.status, `GitHub answered ${res.status} to the revocation`);
   },
   tools: [
-    {
-      name: "search",
-      description: "Search GitHub issues and pull requests (GitHub search syntax works, e.g. `repo:owner/name is:open login bug`).",
-      inputSchema: queryInput,
-      async execute(input, api) {
-        const q = stringArg(input, "query", 256);
-        const r = await api.json<{ total_count: number; items: any[] }>("/search/issues", { headers, query: { q, per_page: 10 } });
-        const passages = r.items.map((it, i) =>
-          appPassage({
-            slug: "github",
-            id: String(it.id),
-            title: `${repoOf(it.repository_url)}#${it.number} ${it.title}`,
-            text: `${it.pull_request ? "Pull request" : "Issue"} ${repoOf(it.repository_url)}#${it.number} (${it.state}): ${it.title}\n${clip(it.body)}`,
-            url: it.html_url ?? null,
-            score: 1 / (i + 1),
-          }),
-        );
-        return { text: `${r.total_count} result(s) on GitHub; ${passages.length} shown.`, passages };
-      },
-    },
+    searchTool("Search GitHub issues and pull requests (GitHub search syntax works, e.g. `repo:owner/name is:open login bug`).", 256, async (q, api) => {
+      const r = await api.json<{ total_count: number; items: any[] }>("/search/issues", { headers, query: { q, per_page: 10 } });
+      const passages = r.items.map((it, i) =>
+        appPassage({
+          slug: "github",
+          id: String(it.id),
+          title: `${repoOf(it.repository_url)}#${it.number} ${it.title}`,
+          text: `${it.pull_request ? "Pull request" : "Issue"} ${repoOf(it.repository_url)}#${it.number} (${it.state}): ${it.title}\n${clip(it.body)}`,
+          url: it.html_url ?? null,
+          score: 1 / (i + 1),
+        }),
+      );
+      return { text: `${r.total_count} result(s) on GitHub; ${passages.length} shown.`, passages };
+    }),
     {
       name: "read_issue",
       description: "Read one issue or pull request with its comments. Input: repo (`owner/name`) and number.",

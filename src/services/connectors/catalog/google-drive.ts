@@ -1,4 +1,4 @@
-import { appPassage, clip, ProviderError, queryInput, stringArg, type ConnectorDefinition, type ProviderApi } from "../types";
+import { appPassage, clip, ProviderError, readTool, searchTool, type ConnectorDefinition, type ProviderApi } from "../types";
 import { badge } from "./logo";
 
 /**
@@ -56,38 +56,26 @@ export const googleDrive: ConnectorDefinition = {
     if (!res.ok && res.status !== 400) throw new ProviderError(res.status, `Google answered ${res.status} to the revocation`);
   },
   tools: [
-    {
-      name: "search",
-      description: "Search Google Drive by file name and content; returns the best matches with an excerpt of the top ones.",
-      inputSchema: queryInput,
-      async execute(input, api) {
-        const query = stringArg(input, "query", 500);
-        const escaped = query.replace(/\\/g, "\\\\").replace(/'/g, "\\'");
-        const r = await api.json<{ files: Array<{ id: string; name: string; mimeType: string; webViewLink?: string; modifiedTime?: string }> }>("/drive/v3/files", {
-          query: { q: `fullText contains '${escaped}' and trashed = false`, pageSize: 10, fields: `files(${FIELDS})`, orderBy: undefined },
-        });
-        const passages = [];
-        for (const [i, f] of r.files.entries()) {
-          // The three best get an excerpt of their content, so an answer can cite what they say.
-          const content = i < 3 ? await readContent(api, f).catch(() => null) : null;
-          passages.push(
-            appPassage({ slug: "google-drive", id: f.id, title: f.name, text: content ? `${f.name}\n${clip(content)}` : `${f.name} (${f.mimeType})`, url: f.webViewLink ?? `https://drive.google.com/file/d/${f.id}/view`, score: 1 / (i + 1) }),
-          );
-        }
-        return { text: `${passages.length} file(s) in Google Drive.`, passages };
-      },
-    },
-    {
-      name: "read_file",
-      description: "Read a Google Drive file by id (Google Docs, Sheets and Slides are exported as text).",
-      inputSchema: { type: "object", properties: { file_id: { type: "string" } }, required: ["file_id"], additionalProperties: false },
-      async execute(input, api) {
-        const id = stringArg(input, "file_id", 200);
-        const f = await api.json<{ id: string; name: string; mimeType: string; webViewLink?: string }>(`/drive/v3/files/${encodeURIComponent(id)}`, { query: { fields: FIELDS } });
-        const content = await readContent(api, f);
-        if (content === null) throw new ProviderError(400, `${f.name} is a ${f.mimeType} file, which cannot be read as text`);
-        return { passages: [appPassage({ slug: "google-drive", id: f.id, title: f.name, text: clip(content, 4000), url: f.webViewLink ?? `https://drive.google.com/file/d/${f.id}/view` })] };
-      },
-    },
+    searchTool("Search Google Drive by file name and content; returns the best matches with an excerpt of the top ones.", 500, async (query, api) => {
+      const escaped = query.replace(/\\/g, "\\\\").replace(/'/g, "\\'");
+      const r = await api.json<{ files: Array<{ id: string; name: string; mimeType: string; webViewLink?: string; modifiedTime?: string }> }>("/drive/v3/files", {
+        query: { q: `fullText contains '${escaped}' and trashed = false`, pageSize: 10, fields: `files(${FIELDS})`, orderBy: undefined },
+      });
+      const passages = [];
+      for (const [i, f] of r.files.entries()) {
+        // The three best get an excerpt of their content, so an answer can cite what they say.
+        const content = i < 3 ? await readContent(api, f).catch(() => null) : null;
+        passages.push(
+          appPassage({ slug: "google-drive", id: f.id, title: f.name, text: content ? `${f.name}\n${clip(content)}` : `${f.name} (${f.mimeType})`, url: f.webViewLink ?? `https://drive.google.com/file/d/${f.id}/view`, score: 1 / (i + 1) }),
+        );
+      }
+      return { text: `${passages.length} file(s) in Google Drive.`, passages };
+    }),
+    readTool("read_file", "Read a Google Drive file by id (Google Docs, Sheets and Slides are exported as text).", "file_id", 200, async (id, api) => {
+      const f = await api.json<{ id: string; name: string; mimeType: string; webViewLink?: string }>(`/drive/v3/files/${encodeURIComponent(id)}`, { query: { fields: FIELDS } });
+      const content = await readContent(api, f);
+      if (content === null) throw new ProviderError(400, `${f.name} is a ${f.mimeType} file, which cannot be read as text`);
+      return { passages: [appPassage({ slug: "google-drive", id: f.id, title: f.name, text: clip(content, 4000), url: f.webViewLink ?? `https://drive.google.com/file/d/${f.id}/view` })] };
+    }),
   ],
 };

@@ -1,4 +1,4 @@
-import { appPassage, clip, ProviderError, queryInput, stringArg, type ConnectorDefinition, type ProviderApi } from "../types";
+import { appPassage, clip, ProviderError, readTool, searchTool, type ConnectorDefinition, type ProviderApi } from "../types";
 import { badge } from "./logo";
 
 /**
@@ -50,42 +50,30 @@ export const jira: ConnectorDefinition = {
     return { account: me.email ?? me.name ?? null, accountId: me.account_id, extra: { cloud_id: jiraSite.id, site_url: jiraSite.url, site_name: jiraSite.name } };
   },
   tools: [
-    {
-      name: "search",
-      description: "Search Jira issues. Plain words search issue text; a JQL expression (e.g. `project = OPS AND status = Open`) is used as is.",
-      inputSchema: queryInput,
-      async execute(input, api) {
-        const query = stringArg(input, "query", 1000);
-        const { cloudId, url } = site(api);
-        const looksJql = /\b(=|~|ORDER BY|AND|OR|in \()/.test(query);
-        const jql = looksJql ? query : `text ~ "${query.replace(/["\\]/g, " ")}" ORDER BY updated DESC`;
-        const r = await api.json<{ issues: any[] }>(jiraPath(cloudId, "/search/jql"), { query: { jql, maxResults: 10, fields: "summary,status,description,updated" } });
-        const passages = r.issues.map((it, i) =>
-          appPassage({
-            slug: "jira",
-            id: it.id,
-            title: `${it.key} ${it.fields?.summary ?? ""}`,
-            text: `${it.key} ${it.fields?.summary ?? ""} (${it.fields?.status?.name ?? "?"})\n${clip(adfText(it.fields?.description))}`,
-            url: url ? `${url}/browse/${it.key}` : null,
-            score: 1 / (i + 1),
-          }),
-        );
-        return { text: `${passages.length} issue(s) in Jira.`, passages };
-      },
-    },
-    {
-      name: "read_issue",
-      description: "Read a Jira issue by key (e.g. OPS-12) with its description and comments.",
-      inputSchema: { type: "object", properties: { key: { type: "string" } }, required: ["key"], additionalProperties: false },
-      async execute(input, api) {
-        const key = stringArg(input, "key", 50);
-        if (!/^[A-Za-z][A-Za-z0-9_]*-\d+$|^\d+$/.test(key)) throw new ProviderError(400, "key must be an issue key such as OPS-12");
-        const { cloudId, url } = site(api);
-        const it = await api.json<any>(jiraPath(cloudId, `/issue/${encodeURIComponent(key)}`), { query: { fields: "summary,status,description,comment,assignee" } });
-        const comments = (it.fields?.comment?.comments ?? []).map((c: any) => `${c.author?.displayName ?? "?"}: ${clip(adfText(c.body), 500)}`);
-        const text = [`${it.key} ${it.fields?.summary ?? ""} (${it.fields?.status?.name ?? "?"}, assignee ${it.fields?.assignee?.displayName ?? "none"})`, clip(adfText(it.fields?.description), 3000), ...comments].join("\n\n");
-        return { passages: [appPassage({ slug: "jira", id: it.id, title: `${it.key} ${it.fields?.summary ?? ""}`, text, url: url ? `${url}/browse/${it.key}` : null })] };
-      },
-    },
+    searchTool("Search Jira issues. Plain words search issue text; a JQL expression (e.g. `project = OPS AND status = Open`) is used as is.", 1000, async (query, api) => {
+      const { cloudId, url } = site(api);
+      const looksJql = /\b(=|~|ORDER BY|AND|OR|in \()/.test(query);
+      const jql = looksJql ? query : `text ~ "${query.replace(/["\\]/g, " ")}" ORDER BY updated DESC`;
+      const r = await api.json<{ issues: any[] }>(jiraPath(cloudId, "/search/jql"), { query: { jql, maxResults: 10, fields: "summary,status,description,updated" } });
+      const passages = r.issues.map((it, i) =>
+        appPassage({
+          slug: "jira",
+          id: it.id,
+          title: `${it.key} ${it.fields?.summary ?? ""}`,
+          text: `${it.key} ${it.fields?.summary ?? ""} (${it.fields?.status?.name ?? "?"})\n${clip(adfText(it.fields?.description))}`,
+          url: url ? `${url}/browse/${it.key}` : null,
+          score: 1 / (i + 1),
+        }),
+      );
+      return { text: `${passages.length} issue(s) in Jira.`, passages };
+    }),
+    readTool("read_issue", "Read a Jira issue by key (e.g. OPS-12) with its description and comments.", "key", 50, async (key, api) => {
+      if (!/^[A-Za-z][A-Za-z0-9_]*-\d+$|^\d+$/.test(key)) throw new ProviderError(400, "key must be an issue key such as OPS-12");
+      const { cloudId, url } = site(api);
+      const it = await api.json<any>(jiraPath(cloudId, `/issue/${encodeURIComponent(key)}`), { query: { fields: "summary,status,description,comment,assignee" } });
+      const comments = (it.fields?.comment?.comments ?? []).map((c: any) => `${c.author?.displayName ?? "?"}: ${clip(adfText(c.body), 500)}`);
+      const text = [`${it.key} ${it.fields?.summary ?? ""} (${it.fields?.status?.name ?? "?"}, assignee ${it.fields?.assignee?.displayName ?? "none"})`, clip(adfText(it.fields?.description), 3000), ...comments].join("\n\n");
+      return { passages: [appPassage({ slug: "jira", id: it.id, title: `${it.key} ${it.fields?.summary ?? ""}`, text, url: url ? `${url}/browse/${it.key}` : null })] };
+    }),
   ],
 };

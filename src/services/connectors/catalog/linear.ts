@@ -1,4 +1,4 @@
-import { appPassage, clip, ProviderError, queryInput, stringArg, type ConnectorDefinition, type ProviderApi } from "../types";
+import { appPassage, clip, ProviderError, readTool, searchTool, type ConnectorDefinition, type ProviderApi } from "../types";
 import { badge } from "./logo";
 
 /**
@@ -46,40 +46,28 @@ export const linear: ConnectorDefinition = {
     if (!res.ok && res.status !== 400 && res.status !== 401) throw new ProviderError(res.status, `Linear answered ${res.status} to the revocation`);
   },
   tools: [
-    {
-      name: "search",
-      description: "Search Linear issues by text.",
-      inputSchema: queryInput,
-      async execute(input, api) {
-        const term = stringArg(input, "query", 500);
-        const d = await gql<{ searchIssues: { nodes: any[] } }>(
-          api,
-          "query($term: String!) { searchIssues(term: $term, first: 10) { nodes { id identifier title description url state { name } } } }",
-          { term },
-        );
-        const passages = d.searchIssues.nodes.map((n, i) =>
-          appPassage({ slug: "linear", id: n.id, title: `${n.identifier} ${n.title}`, text: `${n.identifier} ${n.title} (${n.state?.name ?? "?"})\n${clip(n.description)}`, url: n.url ?? null, score: 1 / (i + 1) }),
-        );
-        return { text: `${passages.length} issue(s) in Linear.`, passages };
-      },
-    },
-    {
-      name: "read_issue",
-      description: "Read a Linear issue with its comments, by id or identifier (e.g. ENG-123).",
-      inputSchema: { type: "object", properties: { id: { type: "string" } }, required: ["id"], additionalProperties: false },
-      async execute(input, api) {
-        const id = stringArg(input, "id", 100);
-        const d = await gql<{ issue: any }>(
-          api,
-          "query($id: String!) { issue(id: $id) { id identifier title description url state { name } assignee { name } comments(first: 20) { nodes { body user { name } } } } }",
-          { id },
-        );
-        const n = d.issue;
-        if (!n) throw new ProviderError(404, `No Linear issue ${id}`);
-        const comments = (n.comments?.nodes ?? []).map((c: any) => `${c.user?.name ?? "?"}: ${clip(c.body, 500)}`);
-        const text = [`${n.identifier} ${n.title} (${n.state?.name ?? "?"}, assignee ${n.assignee?.name ?? "none"})`, clip(n.description, 3000), ...comments].join("\n\n");
-        return { passages: [appPassage({ slug: "linear", id: n.id, title: `${n.identifier} ${n.title}`, text, url: n.url ?? null })] };
-      },
-    },
+    searchTool("Search Linear issues by text.", 500, async (term, api) => {
+      const d = await gql<{ searchIssues: { nodes: any[] } }>(
+        api,
+        "query($term: String!) { searchIssues(term: $term, first: 10) { nodes { id identifier title description url state { name } } } }",
+        { term },
+      );
+      const passages = d.searchIssues.nodes.map((n, i) =>
+        appPassage({ slug: "linear", id: n.id, title: `${n.identifier} ${n.title}`, text: `${n.identifier} ${n.title} (${n.state?.name ?? "?"})\n${clip(n.description)}`, url: n.url ?? null, score: 1 / (i + 1) }),
+      );
+      return { text: `${passages.length} issue(s) in Linear.`, passages };
+    }),
+    readTool("read_issue", "Read a Linear issue with its comments, by id or identifier (e.g. ENG-123).", "id", 100, async (id, api) => {
+      const d = await gql<{ issue: any }>(
+        api,
+        "query($id: String!) { issue(id: $id) { id identifier title description url state { name } assignee { name } comments(first: 20) { nodes { body user { name } } } } }",
+        { id },
+      );
+      const n = d.issue;
+      if (!n) throw new ProviderError(404, `No Linear issue ${id}`);
+      const comments = (n.comments?.nodes ?? []).map((c: any) => `${c.user?.name ?? "?"}: ${clip(c.body, 500)}`);
+      const text = [`${n.identifier} ${n.title} (${n.state?.name ?? "?"}, assignee ${n.assignee?.name ?? "none"})`, clip(n.description, 3000), ...comments].join("\n\n");
+      return { passages: [appPassage({ slug: "linear", id: n.id, title: `${n.identifier} ${n.title}`, text, url: n.url ?? null })] };
+    }),
   ],
 };

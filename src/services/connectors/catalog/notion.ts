@@ -1,4 +1,4 @@
-import { appPassage, clip, ProviderError, queryInput, stringArg, type ConnectorDefinition, type ProviderApi } from "../types";
+import { appPassage, basicAuth, clip, ProviderError, readTool, searchTool, type ConnectorDefinition, type ProviderApi } from "../types";
 import { badge } from "./logo";
 
 /**
@@ -63,44 +63,32 @@ export const notion: ConnectorDefinition = {
   async revoke({ endpoints, client, accessToken, fetch }) {
     const res = await fetch(`${endpoints.api_base_url}/v1/oauth/revoke`, {
       method: "POST",
-      headers: { ...headers, Authorization: `Basic ${btoa(`${client.client_id}:${client.client_secret}`)}`, "Content-Type": "application/json" },
+      headers: { ...headers, Authorization: basicAuth(client), "Content-Type": "application/json" },
       body: JSON.stringify({ token: accessToken }),
     });
     if (!res.ok && res.status !== 400 && res.status !== 401) throw new ProviderError(res.status, `Notion answered ${res.status} to the revocation`);
   },
   tools: [
-    {
-      name: "search",
-      description: "Search Notion pages by title; returns the matches with an excerpt of the top ones.",
-      inputSchema: queryInput,
-      async execute(input, api) {
-        const query = stringArg(input, "query", 500);
-        const r = await api.json<{ results: any[] }>("/v1/search", {
-          method: "POST",
-          headers,
-          body: { query, page_size: 10, filter: { property: "object", value: "page" }, sort: { direction: "descending", timestamp: "last_edited_time" } },
-        });
-        const passages = [];
-        for (const [i, page] of r.results.entries()) {
-          const title = titleOf(page);
-          const content = i < 3 ? await pageText(api, page.id).catch(() => "") : "";
-          passages.push(appPassage({ slug: "notion", id: page.id, title, text: content ? `${title}\n${clip(content)}` : title, url: page.url ?? null, score: 1 / (i + 1) }));
-        }
-        return { text: `${passages.length} page(s) in Notion.`, passages };
-      },
-    },
-    {
-      name: "read_page",
-      description: "Read a Notion page's content by page id.",
-      inputSchema: { type: "object", properties: { page_id: { type: "string" } }, required: ["page_id"], additionalProperties: false },
-      async execute(input, api) {
-        const id = stringArg(input, "page_id", 100);
-        if (!/^[0-9a-fA-F-]{32,36}$/.test(id)) throw new ProviderError(400, "page_id must be a Notion page id (32 hexadecimal digits, dashes allowed)");
-        const page = await api.json<any>(`/v1/pages/${encodeURIComponent(id)}`, { headers });
+    searchTool("Search Notion pages by title; returns the matches with an excerpt of the top ones.", 500, async (query, api) => {
+      const r = await api.json<{ results: any[] }>("/v1/search", {
+        method: "POST",
+        headers,
+        body: { query, page_size: 10, filter: { property: "object", value: "page" }, sort: { direction: "descending", timestamp: "last_edited_time" } },
+      });
+      const passages = [];
+      for (const [i, page] of r.results.entries()) {
         const title = titleOf(page);
-        const content = await pageText(api, id);
-        return { passages: [appPassage({ slug: "notion", id: page.id, title, text: `${title}\n${clip(content, 4000)}`, url: page.url ?? null })] };
-      },
-    },
+        const content = i < 3 ? await pageText(api, page.id).catch(() => "") : "";
+        passages.push(appPassage({ slug: "notion", id: page.id, title, text: content ? `${title}\n${clip(content)}` : title, url: page.url ?? null, score: 1 / (i + 1) }));
+      }
+      return { text: `${passages.length} page(s) in Notion.`, passages };
+    }),
+    readTool("read_page", "Read a Notion page's content by page id.", "page_id", 100, async (id, api) => {
+      if (!/^[0-9a-fA-F-]{32,36}$/.test(id)) throw new ProviderError(400, "page_id must be a Notion page id (32 hexadecimal digits, dashes allowed)");
+      const page = await api.json<any>(`/v1/pages/${encodeURIComponent(id)}`, { headers });
+      const title = titleOf(page);
+      const content = await pageText(api, id);
+      return { passages: [appPassage({ slug: "notion", id: page.id, title, text: `${title}\n${clip(content, 4000)}`, url: page.url ?? null })] };
+    }),
   ],
 };

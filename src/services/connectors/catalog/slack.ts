@@ -1,4 +1,4 @@
-import { appPassage, clip, ProviderError, queryInput, stringArg, type ConnectorDefinition, type ProviderApi, type TokenSet } from "../types";
+import { appPassage, clip, ProviderError, searchTool, stringArg, type ConnectorDefinition, type ProviderApi, type TokenSet } from "../types";
 import { badge } from "./logo";
 
 /**
@@ -61,26 +61,20 @@ export const slack: ConnectorDefinition = {
     if (!res.ok) throw new ProviderError(res.status, `Slack answered ${res.status} to the revocation`);
   },
   tools: [
-    {
-      name: "search",
-      description: "Search Slack messages (Slack search syntax works, e.g. `in:#support invoice`).",
-      inputSchema: queryInput,
-      async execute(input, api) {
-        const query = stringArg(input, "query", 500);
-        const r = await call<{ messages: { total: number; matches: any[] } }>(api, "search.messages", { query, count: 10, sort: "score" });
-        const passages = r.messages.matches.map((m, i) =>
-          appPassage({
-            slug: "slack",
-            id: `${m.channel?.id ?? "?"}:${m.ts}`,
-            title: `#${m.channel?.name ?? "channel"} ${m.username ?? m.user ?? ""}`.trim(),
-            text: `${m.username ?? m.user ?? "someone"} in #${m.channel?.name ?? "?"}: ${clip(m.text, 1500)}`,
-            url: m.permalink ?? permalink(api.extra.team_url as string | undefined, m.channel?.id ?? "", m.ts),
-            score: 1 / (i + 1),
-          }),
-        );
-        return { text: `${r.messages.total} message(s) in Slack; ${passages.length} shown.`, passages };
-      },
-    },
+    searchTool("Search Slack messages (Slack search syntax works, e.g. `in:#support invoice`).", 500, async (query, api) => {
+      const r = await call<{ messages: { total: number; matches: any[] } }>(api, "search.messages", { query, count: 10, sort: "score" });
+      const passages = r.messages.matches.map((m, i) =>
+        appPassage({
+          slug: "slack",
+          id: `${m.channel?.id ?? "?"}:${m.ts}`,
+          title: `#${m.channel?.name ?? "channel"} ${m.username ?? m.user ?? ""}`.trim(),
+          text: `${m.username ?? m.user ?? "someone"} in #${m.channel?.name ?? "?"}: ${clip(m.text, 1500)}`,
+          url: m.permalink ?? permalink(api.extra.team_url as string | undefined, m.channel?.id ?? "", m.ts),
+          score: 1 / (i + 1),
+        }),
+      );
+      return { text: `${r.messages.total} message(s) in Slack; ${passages.length} shown.`, passages };
+    }),
     {
       name: "read_channel",
       description: "Read the most recent messages of a channel by its id (e.g. C0123456789).",
