@@ -101,9 +101,16 @@ describe.skipIf(!chromiumPath)("the chat widget on a customer's site", () => {
     shots.push(file);
   };
   const text = (tab: Page, expr: string) => tab.evaluate(expr) as Promise<string>;
+  const users = `${SHADOW}.querySelectorAll(".msg.user").length`;
+  /**
+   * Sends a question and waits until it is shown: the widget adds the question and, in the same task, its answer
+   * bubble, so from then on the last bot message is this answer (never the welcome or the previous answer).
+   */
   const ask = async (tab: Page, question: string) => {
+    const before = Number(await tab.evaluate(users));
     await tab.locator("#kbw-input").fill(question);
     await tab.locator("#kbw-input").press("Enter");
+    await tab.waitForFunction(`${users} > ${before}`, null, { timeout: 15_000 });
   };
 
   it("is a valid, self-contained script", async () => {
