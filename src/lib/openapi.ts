@@ -64,10 +64,6 @@ export const noContent = { description: "No content" } as const;
 
 // ---- Shared field schemas --------------------------------------------------
 
-export const IdParam = z.object({
-  id: z.string().min(1).max(128).openapi({ param: { name: "id", in: "path" } }),
-});
-
 export const Timestamp = z.string().openapi({ format: "date-time", example: "2026-11-21T12:00:00.000Z" });
 
 /** Paging query parameters used by list endpoints. */

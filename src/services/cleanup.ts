@@ -1,5 +1,7 @@
 import type { Database } from "../db/client";
+import type { Context } from "hono";
 import type { Env } from "../env";
+import type { AppEnv } from "../types";
 
 /**
  * Deleting an organization, tenant or knowledge base removes its rows through
@@ -16,10 +18,12 @@ export function registerCleanup(kind: CleanupKind, hook: Hook): void {
   hooks[kind].push(hook);
 }
 
-export async function runCleanup(
-  kind: CleanupKind,
-  ctx: { db: Database; env: Env; waitUntil: (p: Promise<unknown>) => void },
-  id: string,
-): Promise<void> {
+/**
+ * Deletes an organization, tenant or knowledge base: the registered cleanups run first, while the ids
+ * are still known, then `remove` deletes the row (and, by cascade, everything under it).
+ */
+export async function deleteWithCleanup(c: Context<AppEnv>, kind: CleanupKind, id: string, remove: (db: Database) => Promise<void>): Promise<void> {
+  const ctx = { db: c.get("db"), env: c.env, waitUntil: (p: Promise<unknown>) => c.executionCtx.waitUntil(p) };
   for (const hook of hooks[kind]) await hook(ctx, id);
+  await remove(ctx.db);
 }

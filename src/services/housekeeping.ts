@@ -3,7 +3,7 @@ import type { Env } from "../env";
 import { purgeExpiredSessions } from "./identity/sessions";
 import { purgeThrottleEvents } from "./identity/throttle";
 import { purgeExpiredEmbedTokens } from "./embed/tokens";
-import { expireInvitations } from "./organizations";
+import { expireInvitations } from "./members";
 
 type Task = (db: Database, env: Env, at: Date) => Promise<void>;
 

@@ -53,6 +53,27 @@ describe("route permissions", () => {
     expect(mismatched).toEqual([]);
   });
 
+  it("every operation's security follows its permission, and every {name} of its path is a documented path parameter", async () => {
+    type Op = { "x-permission"?: string; security?: Array<Record<string, string[]>>; parameters?: Array<{ name: string; in: string }> };
+    const spec = (await (await fetchWorker("/openapi.json")).json()) as { paths: Record<string, Record<string, Op>> };
+    const wrong: string[] = [];
+    for (const [path, ops] of Object.entries(spec.paths)) {
+      for (const [method, op] of Object.entries(ops)) {
+        const p = op["x-permission"];
+        const schemes = (op.security ?? []).map((s) => Object.keys(s).sort().join("+")).sort().join(",");
+        // src/routes/define-route.ts: a scoped permission takes keys and sessions, an unscoped one sessions only.
+        if (p && p in PERMISSIONS) {
+          const expected = "scope" in PERMISSIONS[p as Permission] ? "bearerAuth,sessionCookie" : "sessionCookie";
+          if (schemes !== expected && !(p === "query:rag" && path === "/api/v1/mcp")) wrong.push(`${method} ${path}: ${p} → ${schemes}`);
+        }
+        for (const name of [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1])) {
+          if (!op.parameters?.some((x) => x.in === "path" && x.name === name)) wrong.push(`${method} ${path}: no path parameter ${name}`);
+        }
+      }
+    }
+    expect(wrong).toEqual([]);
+  });
+
   it("a key without the declared scope (any key on a user-only route) gets 403 before validation", async () => {
     const org = await createOrg();
     const kb = await createKb(org);

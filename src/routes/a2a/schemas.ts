@@ -51,7 +51,3 @@ export const UpdateA2aAgentBody = z.object({
   metadata: secretField("Serialized metadata; null removes it."),
 });
 
-export const A2aAgentParams = z.object({
-  id: z.string().min(1).max(128).openapi({ param: { name: "id", in: "path" } }),
-  agentId: z.string().min(1).max(128).openapi({ param: { name: "agentId", in: "path" } }),
-});

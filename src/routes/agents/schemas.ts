@@ -125,7 +125,3 @@ export const RunMessageBody = z
   })
   .openapi("AgentRunMessage");
 
-export const AgentRunParams = z.object({
-  id: z.string().min(1).max(128).openapi({ param: { name: "id", in: "path" } }),
-  runId: z.string().min(1).max(128).openapi({ param: { name: "runId", in: "path" } }),
-});

@@ -1,6 +1,5 @@
-import { createRoute, z } from "@hono/zod-openapi";
-import { routePermission } from "../../auth/route-permission";
-import { errorResponses, IdParam, jsonBody, jsonContent, noContent, userOnly, userOrKey } from "../../lib/openapi";
+import { z } from "@hono/zod-openapi";
+import { jsonBody, jsonContent, noContent } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import {
   activeArtifactFor,
@@ -12,58 +11,40 @@ import {
   unpublishArtifact,
 } from "../../services/artifacts/artifacts";
 import { ArtifactSchema, PublishBody, RevisionSchema, RevisionsQuery } from "./schemas";
+import { routesTagged } from "../define-route";
 
-const tags = ["Artifacts"];
+const route = routesTagged(["Artifacts"]);
 
 export const artifactLifecycleRoutes = createRouter();
 
-const archive = createRoute({
-  method: "post",
-  path: "/artifacts/{id}/archive",
-  tags,
+const archive = route("post", "/artifacts/{id}/archive", "artifacts:write", {
   operationId: "archiveArtifact",
-  ...routePermission("artifacts:write"),
   summary: "Archive (idempotent); revisions are kept and a published page stops being served until restored",
-  security: userOrKey,
-  request: { params: IdParam },
-  responses: { 200: jsonContent(ArtifactSchema, "The archived artifact"), ...errorResponses },
+  responses: { 200: jsonContent(ArtifactSchema, "The archived artifact") },
 });
 artifactLifecycleRoutes.openapi(archive, async (c) => {
   const artifact = await artifactFor(c, c.req.valid("param").id, "artifacts:write");
   return c.json(artifactJson(c, await setArtifactStatus(c.get("db"), artifact, "archived")), 200);
 });
 
-const restore = createRoute({
-  method: "post",
-  path: "/artifacts/{id}/restore",
-  tags,
-  operationId: "restoreArtifact",
-  ...routePermission("artifacts:write"),
-  summary: "Restore an archived artifact (idempotent)",
-  security: userOrKey,
-  request: { params: IdParam },
-  responses: { 200: jsonContent(ArtifactSchema, "The active artifact"), ...errorResponses },
+const restore = route("post", "/artifacts/{id}/restore", "artifacts:write", {
+  operationId: "restoreArtifact", summary: "Restore an archived artifact (idempotent)",
+  responses: { 200: jsonContent(ArtifactSchema, "The active artifact") },
 });
 artifactLifecycleRoutes.openapi(restore, async (c) => {
   const artifact = await artifactFor(c, c.req.valid("param").id, "artifacts:write");
   return c.json(artifactJson(c, await setArtifactStatus(c.get("db"), artifact, "active")), 200);
 });
 
-const revisions = createRoute({
-  method: "get",
-  path: "/artifacts/{id}/revisions",
-  tags,
+const revisions = route("get", "/artifacts/{id}/revisions", "artifacts:read", {
   operationId: "listArtifactRevisions",
-  ...routePermission("artifacts:read"),
   summary: "Revision history of an active artifact, oldest first (revision 1 is the creation)",
-  security: userOrKey,
-  request: { params: IdParam, query: RevisionsQuery },
+  request: { query: RevisionsQuery },
   responses: {
     200: jsonContent(
       z.object({ revisions: z.array(RevisionSchema), total: z.number().int(), limit: z.number().int(), offset: z.number().int() }),
       "Revisions",
     ),
-    ...errorResponses,
   },
 });
 artifactLifecycleRoutes.openapi(revisions, async (c) => {
@@ -73,19 +54,14 @@ artifactLifecycleRoutes.openapi(revisions, async (c) => {
   return c.json({ revisions, total, limit: q.limit, offset: q.offset }, 200);
 });
 
-const publish = createRoute({
-  method: "post",
-  path: "/artifacts/{id}/publish",
-  tags,
+const publish = route("post", "/artifacts/{id}/publish", "artifacts:publish", {
   operationId: "publishArtifact",
-  ...routePermission("artifacts:publish"),
   summary: "Publish as a hosted page at PUBLIC_BASE_URL/p/:slug (signed-in users only; API keys get 403)",
   description:
     "`private`: only signed-in members of the organization can open the page; `public`: anyone. Publishing again " +
     "changes the visibility. An archived artifact cannot be published (409 `artifact_archived`).",
-  security: userOnly,
-  request: { params: IdParam, body: jsonBody(PublishBody) },
-  responses: { 200: jsonContent(ArtifactSchema, "The artifact with `published` set"), ...errorResponses },
+  request: { body: jsonBody(PublishBody) },
+  responses: { 200: jsonContent(ArtifactSchema, "The artifact with `published` set") },
 });
 artifactLifecycleRoutes.openapi(publish, async (c) => {
   const artifact = await artifactFor(c, c.req.valid("param").id, "artifacts:publish");
@@ -93,16 +69,9 @@ artifactLifecycleRoutes.openapi(publish, async (c) => {
   return c.json(artifactJson(c, published), 200);
 });
 
-const unpublish = createRoute({
-  method: "delete",
-  path: "/artifacts/{id}/publish",
-  tags,
-  operationId: "unpublishArtifact",
-  ...routePermission("artifacts:publish"),
-  summary: "Remove the hosted page (idempotent); the artifact and its revisions stay",
-  security: userOnly,
-  request: { params: IdParam },
-  responses: { 204: noContent, ...errorResponses },
+const unpublish = route("delete", "/artifacts/{id}/publish", "artifacts:publish", {
+  operationId: "unpublishArtifact", summary: "Remove the hosted page (idempotent); the artifact and its revisions stay",
+  responses: { 204: noContent },
 });
 artifactLifecycleRoutes.openapi(unpublish, async (c) => {
   const artifact = await artifactFor(c, c.req.valid("param").id, "artifacts:publish");

@@ -1,7 +1,6 @@
-import { createRoute, z } from "@hono/zod-openapi";
-import { routePermission } from "../../auth/route-permission";
+import { z } from "@hono/zod-openapi";
 import { toMicro } from "../../lib/credits";
-import { errorResponses, jsonBody, jsonContent, Timestamp, userOnly, userOrKey } from "../../lib/openapi";
+import { jsonBody, jsonContent, Timestamp } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import {
   addOrganizationCredits,
@@ -11,6 +10,7 @@ import {
 } from "../../services/billing/credits";
 import { organizationFor } from "../../services/organizations";
 import { tenantFor } from "../../services/tenants";
+import { routesTagged } from "../define-route";
 
 export const TenantCreditsSchema = z
   .object({
@@ -39,40 +39,26 @@ const AmountBody = z.object({
   amount: z.number().gt(0).max(1_000_000).openapi({ example: 100 }),
 });
 
-const TenantIdParam = z.object({ tenantId: z.string().min(1).max(128).openapi({ param: { name: "tenantId", in: "path" } }) });
-const OrgIdParam = z.object({ orgId: z.string().min(1).max(128).openapi({ param: { name: "orgId", in: "path" } }) });
 
-const tags = ["Billing"];
+const route = routesTagged(["Billing"]);
 
 export const creditRoutes = createRouter();
 
-const getTenantCredits = createRoute({
-  method: "get",
-  path: "/billing/tenants/{tenantId}/credits",
-  tags,
-  operationId: "getTenantCredits",
-  ...routePermission("tenant_billing:read"),
-  summary: "A tenant's credit balance",
-  security: userOrKey,
-  request: { params: TenantIdParam },
-  responses: { 200: jsonContent(TenantCreditsSchema, "The balance"), ...errorResponses },
+const getTenantCredits = route("get", "/billing/tenants/{tenantId}/credits", "tenant_billing:read", {
+  operationId: "getTenantCredits", summary: "A tenant's credit balance",
+  responses: { 200: jsonContent(TenantCreditsSchema, "The balance") },
 });
 creditRoutes.openapi(getTenantCredits, async (c) => {
   const tenant = await tenantFor(c, c.req.valid("param").tenantId, "tenant_billing:read");
   return c.json(tenantCredits(tenant), 200);
 });
 
-const allocate = createRoute({
-  method: "post",
-  path: "/billing/tenants/{tenantId}/credits",
-  tags,
+const allocate = route("post", "/billing/tenants/{tenantId}/credits", "billing:write", {
   operationId: "allocateTenantCredits",
-  ...routePermission("billing:write"),
   summary: "Move available organization credits into a tenant's pool (owner, billing_admin)",
   description: "400 `insufficient_organization_credits` when the organization has fewer available credits than `amount`.",
-  security: userOnly,
-  request: { params: TenantIdParam, body: jsonBody(AmountBody) },
-  responses: { 200: jsonContent(TenantCreditsSchema, "The tenant's new balance"), ...errorResponses },
+  request: { body: jsonBody(AmountBody) },
+  responses: { 200: jsonContent(TenantCreditsSchema, "The tenant's new balance") },
 });
 creditRoutes.openapi(allocate, async (c) => {
   const tenant = await tenantFor(c, c.req.valid("param").tenantId, "billing:write");
@@ -80,16 +66,10 @@ creditRoutes.openapi(allocate, async (c) => {
   return c.json(tenantCredits(updated), 200);
 });
 
-const addOrgCredits = createRoute({
-  method: "post",
-  path: "/billing/organizations/{orgId}/credits",
-  tags,
-  operationId: "addOrganizationCredits",
-  ...routePermission("billing:write"),
-  summary: "Add credits to the organization's pool (owner, billing_admin)",
-  security: userOnly,
-  request: { params: OrgIdParam, body: jsonBody(AmountBody) },
-  responses: { 200: jsonContent(OrganizationBillingSchema, "The organization's billing record"), ...errorResponses },
+const addOrgCredits = route("post", "/billing/organizations/{orgId}/credits", "billing:write", {
+  operationId: "addOrganizationCredits", summary: "Add credits to the organization's pool (owner, billing_admin)",
+  request: { body: jsonBody(AmountBody) },
+  responses: { 200: jsonContent(OrganizationBillingSchema, "The organization's billing record") },
 });
 creditRoutes.openapi(addOrgCredits, async (c) => {
   const { organization } = await organizationFor(c, c.req.valid("param").orgId, "billing:write");
@@ -97,16 +77,9 @@ creditRoutes.openapi(addOrgCredits, async (c) => {
   return c.json(await organizationBilling(c.get("db"), updated), 200);
 });
 
-const getOrgBilling = createRoute({
-  method: "get",
-  path: "/billing/organizations/{orgId}",
-  tags,
-  operationId: "getOrganizationBilling",
-  ...routePermission("billing:read"),
-  summary: "Billing record: period, totals and per-tenant allocation and usage",
-  security: userOnly,
-  request: { params: OrgIdParam },
-  responses: { 200: jsonContent(OrganizationBillingSchema, "The billing record"), ...errorResponses },
+const getOrgBilling = route("get", "/billing/organizations/{orgId}", "billing:read", {
+  operationId: "getOrganizationBilling", summary: "Billing record: period, totals and per-tenant allocation and usage",
+  responses: { 200: jsonContent(OrganizationBillingSchema, "The billing record") },
 });
 creditRoutes.openapi(getOrgBilling, async (c) => {
   const { organization } = await organizationFor(c, c.req.valid("param").orgId, "billing:read");

@@ -1,12 +1,12 @@
-import { createRoute, z } from "@hono/zod-openapi";
-import { routePermission } from "../../auth/route-permission";
+import { z } from "@hono/zod-openapi";
 import { authorize } from "../../auth/authorize";
 import { USAGE_OPERATIONS } from "../../db/schema";
 import { badRequest } from "../../lib/errors";
-import { errorResponses, jsonContent, queryBoolean, Timestamp, userOnly, userOrKey } from "../../lib/openapi";
+import { jsonContent, queryBoolean, Timestamp } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import { usageLogsPage, usageSummary, type UsageFilter } from "../../services/billing/usage";
 import { tenantFor } from "../../services/tenants";
+import { routesTagged } from "../define-route";
 
 const DateParam = z
   .string()
@@ -62,8 +62,6 @@ const LogsPage = z.object({
   offset: z.number().int(),
 });
 
-const TenantIdParam = z.object({ tenantId: z.string().min(1).max(128).openapi({ param: { name: "tenantId", in: "path" } }) });
-const OrgIdParam = z.object({ orgId: z.string().min(1).max(128).openapi({ param: { name: "orgId", in: "path" } }) });
 
 function filterOf(q: z.infer<typeof FilterQuery>): UsageFilter {
   if (q.start_date && q.end_date && q.start_date > q.end_date) {
@@ -72,37 +70,23 @@ function filterOf(q: z.infer<typeof FilterQuery>): UsageFilter {
   return { startDate: q.start_date, endDate: q.end_date, apiKeyId: q.api_key_id, isApiKey: q.is_api_key };
 }
 
-const tags = ["Billing"];
+const route = routesTagged(["Billing"]);
 
 export const usageRoutes = createRouter();
 
-const tenantSummary = createRoute({
-  method: "get",
-  path: "/billing/tenants/{tenantId}/usage/summary",
-  tags,
-  operationId: "getTenantUsageSummary",
-  ...routePermission("tenant_billing:read"),
-  summary: "A tenant's aggregate credits, tokens and message count",
+const tenantSummary = route("get", "/billing/tenants/{tenantId}/usage/summary", "tenant_billing:read", {
+  operationId: "getTenantUsageSummary", summary: "A tenant's aggregate credits, tokens and message count",
   description: "Accepts the same optional filters as the logs; without filters it covers all time and equals `credits_used`.",
-  security: userOrKey,
-  request: { params: TenantIdParam, query: FilterQuery },
-  responses: { 200: jsonContent(UsageSummarySchema, "Totals"), ...errorResponses },
+  request: { query: FilterQuery }, responses: { 200: jsonContent(UsageSummarySchema, "Totals") },
 });
 usageRoutes.openapi(tenantSummary, async (c) => {
   const tenant = await tenantFor(c, c.req.valid("param").tenantId, "tenant_billing:read");
   return c.json(await usageSummary(c.get("db"), { ...filterOf(c.req.valid("query")), tenantId: tenant.id }), 200);
 });
 
-const tenantLogs = createRoute({
-  method: "get",
-  path: "/billing/tenants/{tenantId}/usage/logs",
-  tags,
-  operationId: "listTenantUsageLogs",
-  ...routePermission("tenant_billing:read"),
-  summary: "A tenant's request-level usage records, newest first",
-  security: userOrKey,
-  request: { params: TenantIdParam, query: LogsQuery },
-  responses: { 200: jsonContent(LogsPage, "Usage records"), ...errorResponses },
+const tenantLogs = route("get", "/billing/tenants/{tenantId}/usage/logs", "tenant_billing:read", {
+  operationId: "listTenantUsageLogs", summary: "A tenant's request-level usage records, newest first",
+  request: { query: LogsQuery }, responses: { 200: jsonContent(LogsPage, "Usage records") },
 });
 usageRoutes.openapi(tenantLogs, async (c) => {
   const q = c.req.valid("query");
@@ -111,16 +95,10 @@ usageRoutes.openapi(tenantLogs, async (c) => {
   return c.json({ ...page, limit: q.limit, offset: q.offset }, 200);
 });
 
-const orgSummary = createRoute({
-  method: "get",
-  path: "/billing/organizations/{orgId}/usage/summary",
-  tags,
+const orgSummary = route("get", "/billing/organizations/{orgId}/usage/summary", "billing:read", {
   operationId: "getOrganizationUsageSummary",
-  ...routePermission("billing:read"),
   summary: "Aggregate credit, token and message totals across the organization's tenants",
-  security: userOnly,
-  request: { params: OrgIdParam, query: FilterQuery },
-  responses: { 200: jsonContent(UsageSummarySchema, "Totals"), ...errorResponses },
+  request: { query: FilterQuery }, responses: { 200: jsonContent(UsageSummarySchema, "Totals") },
 });
 usageRoutes.openapi(orgSummary, async (c) => {
   const { orgId } = c.req.valid("param");
@@ -128,16 +106,10 @@ usageRoutes.openapi(orgSummary, async (c) => {
   return c.json(await usageSummary(c.get("db"), { ...filterOf(c.req.valid("query")), organizationId: orgId }), 200);
 });
 
-const orgLogs = createRoute({
-  method: "get",
-  path: "/billing/organizations/{orgId}/usage/logs",
-  tags,
-  operationId: "listOrganizationUsageLogs",
-  ...routePermission("billing:read"),
-  summary: "Usage records across the organization, newest first",
-  security: userOnly,
-  request: { params: OrgIdParam, query: LogsQuery.extend({ tenant_id: z.string().min(1).max(128).optional() }) },
-  responses: { 200: jsonContent(LogsPage, "Usage records"), ...errorResponses },
+const orgLogs = route("get", "/billing/organizations/{orgId}/usage/logs", "billing:read", {
+  operationId: "listOrganizationUsageLogs", summary: "Usage records across the organization, newest first",
+  request: { query: LogsQuery.extend({ tenant_id: z.string().min(1).max(128).optional() }) },
+  responses: { 200: jsonContent(LogsPage, "Usage records") },
 });
 usageRoutes.openapi(orgLogs, async (c) => {
   const { orgId } = c.req.valid("param");

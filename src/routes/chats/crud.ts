@@ -1,16 +1,16 @@
-import { createRoute, z } from "@hono/zod-openapi";
-import { routePermission } from "../../auth/route-permission";
+import { z } from "@hono/zod-openapi";
 import { notFound } from "../../lib/errors";
-import { errorResponses, jsonBody, jsonContent, noContent, queryBoolean, userOrKey } from "../../lib/openapi";
+import { jsonBody, jsonContent, noContent, queryBoolean } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import { chatFor } from "../../services/chats/access";
 import { deleteMessage, listMessages, publicChat, publicMessage, truncateTitle, updateChat } from "../../services/chats/chats";
 import { endChat, listChatsFor, removeChat, setChatAccess } from "../../services/chats/manage";
 import { stopTurn } from "../../services/chats/session";
 import { listModels } from "../../services/models/registry";
-import { ChatIdParam, ChatSchema, MessageParams, MessageSchema, SubjectId, SubjectQuery, TodoSchema } from "./schemas";
+import { ChatSchema, MessageSchema, SubjectId, SubjectQuery, TodoSchema } from "./schemas";
+import { routesTagged } from "../define-route";
 
-const tags = ["Chats"];
+const route = routesTagged(["Chats"]);
 
 const ModelSchema = z
   .object({
@@ -25,29 +25,17 @@ const ModelSchema = z
 
 export const chatCrudRoutes = createRouter();
 
-const models = createRoute({
-  method: "get",
-  path: "/chats/models",
-  tags,
-  operationId: "listModels",
-  ...routePermission("authenticated"),
-  summary: "Supported models, their availability and prices",
-  security: userOrKey,
-  responses: { 200: jsonContent(z.object({ models: z.array(ModelSchema) }), "Models"), ...errorResponses },
+const models = route("get", "/chats/models", "authenticated", {
+  operationId: "listModels", summary: "Supported models, their availability and prices",
+  responses: { 200: jsonContent(z.object({ models: z.array(ModelSchema) }), "Models") },
 });
 chatCrudRoutes.openapi(models, async (c) => c.json({ models: listModels(c.env).map(({ upstream_model: _u, ...m }) => m) }, 200));
 
-const list = createRoute({
-  method: "get",
-  path: "/chats",
-  tags,
-  operationId: "listChats",
-  ...routePermission("query:rag"),
-  summary: "Chats of a tenant",
+const list = route("get", "/chats", "query:rag", {
+  operationId: "listChats", summary: "Chats of a tenant",
   description:
     "A signed-in user sees their own chats. An API key sees the chats created through API keys (filtered by " +
     "`external_subject_id` when given); a key restricted to one knowledge base must pass `knowledge_base_id`.",
-  security: userOrKey,
   request: {
     query: z.object({
       tenant_id: z.string().min(1).max(128),
@@ -63,7 +51,6 @@ const list = createRoute({
       z.object({ chats: z.array(ChatSchema), total: z.number().int(), limit: z.number().int(), offset: z.number().int() }),
       "Chats",
     ),
-    ...errorResponses,
   },
 });
 chatCrudRoutes.openapi(list, async (c) => {
@@ -72,16 +59,9 @@ chatCrudRoutes.openapi(list, async (c) => {
   return c.json({ chats: rows.map(publicChat), total, limit: q.limit, offset: q.offset }, 200);
 });
 
-const getMessages = createRoute({
-  method: "get",
-  path: "/chats/{id}/messages",
-  tags,
-  operationId: "listChatMessages",
-  ...routePermission("query:rag"),
-  summary: "Messages of a chat (oldest first) with the chat's metadata",
-  security: userOrKey,
+const getMessages = route("get", "/chats/{id}/messages", "query:rag", {
+  operationId: "listChatMessages", summary: "Messages of a chat (oldest first) with the chat's metadata",
   request: {
-    params: ChatIdParam,
     query: SubjectQuery.extend({
       limit: z.coerce.number().int().min(1).max(200).default(50),
       offset: z.coerce.number().int().min(0).default(0),
@@ -92,7 +72,6 @@ const getMessages = createRoute({
       z.object({ chat: ChatSchema, messages: z.array(MessageSchema), total: z.number().int(), limit: z.number().int(), offset: z.number().int() }),
       "Messages",
     ),
-    ...errorResponses,
   },
 });
 chatCrudRoutes.openapi(getMessages, async (c) => {
@@ -102,16 +81,10 @@ chatCrudRoutes.openapi(getMessages, async (c) => {
   return c.json({ chat: publicChat(chat), messages: rows.map(publicMessage), total, limit: q.limit, offset: q.offset }, 200);
 });
 
-const patch = createRoute({
-  method: "patch",
-  path: "/chats/{id}",
-  tags,
-  operationId: "updateChat",
-  ...routePermission("query:rag"),
-  summary: "Rename a chat (titles longer than 255 characters are truncated)",
-  security: userOrKey,
-  request: { params: ChatIdParam, query: SubjectQuery, body: jsonBody(z.object({ title: z.string().max(10_000) })) },
-  responses: { 200: jsonContent(ChatSchema, "The chat"), ...errorResponses },
+const patch = route("patch", "/chats/{id}", "query:rag", {
+  operationId: "updateChat", summary: "Rename a chat (titles longer than 255 characters are truncated)",
+  request: { query: SubjectQuery, body: jsonBody(z.object({ title: z.string().max(10_000) })) },
+  responses: { 200: jsonContent(ChatSchema, "The chat") },
 });
 chatCrudRoutes.openapi(patch, async (c) => {
   const chat = await chatFor(c, c.req.valid("param").id, c.req.valid("query").external_subject_id);
@@ -119,17 +92,10 @@ chatCrudRoutes.openapi(patch, async (c) => {
   return c.json(publicChat(updated), 200);
 });
 
-const access = createRoute({
-  method: "patch",
-  path: "/chats/{id}/access",
-  tags,
-  operationId: "setChatAccess",
-  ...routePermission("query:rag"),
-  summary: "Set who can read the chat's shared transcript",
+const access = route("patch", "/chats/{id}/access", "query:rag", {
+  operationId: "setChatAccess", summary: "Set who can read the chat's shared transcript",
   description: "`private`: the owner only; `org`: signed-in members of the organization; `public`: anyone with the link.",
-  security: userOrKey,
   request: {
-    params: ChatIdParam,
     query: SubjectQuery,
     body: jsonBody(z.object({ access_level: z.enum(["private", "org", "public"]) })),
   },
@@ -138,7 +104,6 @@ const access = createRoute({
       z.object({ access_level: z.enum(["private", "org", "public"]), share_url: z.string().nullable() }),
       "The access level and share URL",
     ),
-    ...errorResponses,
   },
 });
 chatCrudRoutes.openapi(access, async (c) => {
@@ -146,16 +111,9 @@ chatCrudRoutes.openapi(access, async (c) => {
   return c.json(await setChatAccess(c, chat, c.req.valid("json").access_level), 200);
 });
 
-const remove = createRoute({
-  method: "delete",
-  path: "/chats/{id}",
-  tags,
-  operationId: "deleteChat",
-  ...routePermission("query:rag"),
-  summary: "Delete a chat and its conversation data",
-  security: userOrKey,
-  request: { params: ChatIdParam, query: SubjectQuery },
-  responses: { 204: noContent, ...errorResponses },
+const remove = route("delete", "/chats/{id}", "query:rag", {
+  operationId: "deleteChat", summary: "Delete a chat and its conversation data", request: { query: SubjectQuery },
+  responses: { 204: noContent },
 });
 chatCrudRoutes.openapi(remove, async (c) => {
   const chat = await chatFor(c, c.req.valid("param").id, c.req.valid("query").external_subject_id);
@@ -163,16 +121,9 @@ chatCrudRoutes.openapi(remove, async (c) => {
   return c.body(null, 204);
 });
 
-const removeMessage = createRoute({
-  method: "delete",
-  path: "/chats/{id}/messages/{messageId}",
-  tags,
-  operationId: "deleteChatMessage",
-  ...routePermission("query:rag"),
-  summary: "Delete one message of the chat",
-  security: userOrKey,
-  request: { params: MessageParams, query: SubjectQuery },
-  responses: { 204: noContent, ...errorResponses },
+const removeMessage = route("delete", "/chats/{id}/messages/{messageId}", "query:rag", {
+  operationId: "deleteChatMessage", summary: "Delete one message of the chat", request: { query: SubjectQuery },
+  responses: { 204: noContent },
 });
 chatCrudRoutes.openapi(removeMessage, async (c) => {
   const { id, messageId } = c.req.valid("param");
@@ -181,55 +132,36 @@ chatCrudRoutes.openapi(removeMessage, async (c) => {
   return c.body(null, 204);
 });
 
-const todo = createRoute({
-  method: "get",
-  path: "/chats/{id}/todo",
-  tags,
-  operationId: "getChatTodo",
-  ...routePermission("query:rag"),
-  summary: "The chat's persistent todo list (deep mode), or null",
-  security: userOrKey,
-  request: { params: ChatIdParam, query: SubjectQuery },
-  responses: { 200: jsonContent(TodoSchema, "The todo list"), ...errorResponses },
+const todo = route("get", "/chats/{id}/todo", "query:rag", {
+  operationId: "getChatTodo", summary: "The chat's persistent todo list (deep mode), or null",
+  request: { query: SubjectQuery }, responses: { 200: jsonContent(TodoSchema, "The todo list") },
 });
 chatCrudRoutes.openapi(todo, async (c) => {
   const chat = await chatFor(c, c.req.valid("param").id, c.req.valid("query").external_subject_id);
   return c.json({ todo: chat.todo ?? null }, 200);
 });
 
-const stop = createRoute({
-  method: "post",
-  path: "/chats/{id}/stop",
-  tags,
-  operationId: "stopChat",
-  ...routePermission("query:rag"),
-  summary: "Abort the chat's active stream; the partial answer is saved",
-  security: userOrKey,
-  request: { params: ChatIdParam, query: SubjectQuery },
-  responses: { 200: jsonContent(z.object({ stopped: z.boolean() }), "Whether a stream was aborted"), ...errorResponses },
+const stop = route("post", "/chats/{id}/stop", "query:rag", {
+  operationId: "stopChat", summary: "Abort the chat's active stream; the partial answer is saved",
+  request: { query: SubjectQuery },
+  responses: { 200: jsonContent(z.object({ stopped: z.boolean() }), "Whether a stream was aborted") },
 });
 chatCrudRoutes.openapi(stop, async (c) => {
   const chat = await chatFor(c, c.req.valid("param").id, c.req.valid("query").external_subject_id);
   return c.json({ stopped: await stopTurn(c.env, chat.id) }, 200);
 });
 
-const terminate = createRoute({
-  method: "post",
-  path: "/chats/{id}/terminate",
-  tags,
+const terminate = route("post", "/chats/{id}/terminate", "query:rag", {
   operationId: "terminateChat",
-  ...routePermission("query:rag"),
   summary: "End the chat session; messages are kept for audit, later turns answer 409 chat_terminated",
-  security: userOrKey,
   request: {
-    params: ChatIdParam,
     query: SubjectQuery,
     body: {
       required: false,
       content: { "application/json": { schema: z.object({ termination_reason: z.string().max(500).optional() }) } },
     },
   },
-  responses: { 200: jsonContent(ChatSchema, "The terminated chat"), ...errorResponses },
+  responses: { 200: jsonContent(ChatSchema, "The terminated chat") },
 });
 chatCrudRoutes.openapi(terminate, async (c) => {
   const chat = await chatFor(c, c.req.valid("param").id, c.req.valid("query").external_subject_id);

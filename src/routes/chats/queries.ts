@@ -1,12 +1,12 @@
-import { createRoute, z } from "@hono/zod-openapi";
-import { routePermission } from "../../auth/route-permission";
-import { errorResponses, extraErrors, jsonBody, jsonContent, userOrKey } from "../../lib/openapi";
+import { z } from "@hono/zod-openapi";
+import { extraErrors, jsonBody, jsonContent } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import { IMPROVE_CATEGORIES } from "../../services/answer/assist";
 import { fastQuery as runFastQuery, improveQuestion, rawQuery, suggestFollowUps } from "../../services/chats/queries";
 import { MAX_CONTENT, SourceSchema, SubjectId, UsageSchema } from "./schemas";
+import { routesTagged } from "../define-route";
 
-const tags = ["Queries"];
+const route = routesTagged(["Queries"]);
 
 const FastQueryBody = z.object({
   knowledge_base_id: z.string().min(1).max(128),
@@ -47,30 +47,19 @@ const RawQueryResponse = z
   .openapi("RawQueryResult");
 
 const rawRoute = (path: string, operationId: string, summary: string) =>
-  createRoute({
-    method: "post",
-    path,
-    tags,
+  route("post", path, "query:rag", {
     operationId,
-    ...routePermission("query:rag"),
     summary,
     description: "Retrieval only, no answer generation: the best chunks grouped by document, best first.",
-    security: userOrKey,
     request: { body: jsonBody(RawQueryBody) },
-    responses: { 200: jsonContent(RawQueryResponse, "Grouped chunks"), ...errorResponses },
+    responses: { 200: jsonContent(RawQueryResponse, "Grouped chunks") },
   });
 
 export const chatQueryRoutes = createRouter();
 
-const fastQuery = createRoute({
-  method: "post",
-  path: "/chats/fast-query",
-  tags,
-  operationId: "fastQuery",
-  ...routePermission("query:rag"),
-  summary: "One retrieval pass and a generated answer",
+const fastQuery = route("post", "/chats/fast-query", "query:rag", {
+  operationId: "fastQuery", summary: "One retrieval pass and a generated answer",
   description: "The turn is kept in a query chat (`is_query: true`): the given `chat_id`, or a new one.",
-  security: userOrKey,
   request: { body: jsonBody(FastQueryBody) },
   responses: {
     200: jsonContent(
@@ -78,7 +67,6 @@ const fastQuery = createRoute({
       "The answer",
     ),
     ...extraErrors(402),
-    ...errorResponses,
   },
 });
 chatQueryRoutes.openapi(fastQuery, async (c) => c.json(await runFastQuery(c, c.req.valid("json")), 200));
@@ -89,31 +77,19 @@ chatQueryRoutes.openapi(fastRaw, async (c) => c.json(await rawQuery(c, c.req.val
 const raw = rawRoute("/chats/raw-query", "rawQuery", "Alias of fast-raw-query (prefer fast-raw-query)");
 chatQueryRoutes.openapi(raw, async (c) => c.json(await rawQuery(c, c.req.valid("json")), 200));
 
-const followUps = createRoute({
-  method: "post",
-  path: "/chats/follow-up-questions",
-  tags,
-  operationId: "followUpQuestions",
-  ...routePermission("query:rag"),
-  summary: "Three suggested follow-up questions for a chat",
-  security: userOrKey,
+const followUps = route("post", "/chats/follow-up-questions", "query:rag", {
+  operationId: "followUpQuestions", summary: "Three suggested follow-up questions for a chat",
   request: {
     body: jsonBody(
       z.object({ knowledge_base_id: z.string().min(1).max(128), chat_id: z.string().min(1).max(128), external_subject_id: SubjectId.optional() }),
     ),
   },
-  responses: { 200: jsonContent(z.object({ questions: z.array(z.string()) }), "Questions"), ...errorResponses },
+  responses: { 200: jsonContent(z.object({ questions: z.array(z.string()) }), "Questions") },
 });
 chatQueryRoutes.openapi(followUps, async (c) => c.json({ questions: await suggestFollowUps(c, c.req.valid("json")) }, 200));
 
-const improve = createRoute({
-  method: "post",
-  path: "/chats/improve-prompt",
-  tags,
-  operationId: "improvePrompt",
-  ...routePermission("query:rag"),
-  summary: "Rewrite a question into a better prompt for this knowledge base",
-  security: userOrKey,
+const improve = route("post", "/chats/improve-prompt", "query:rag", {
+  operationId: "improvePrompt", summary: "Rewrite a question into a better prompt for this knowledge base",
   request: {
     body: jsonBody(
       z.object({
@@ -130,7 +106,6 @@ const improve = createRoute({
       "The improved prompt",
     ),
     ...extraErrors(402),
-    ...errorResponses,
   },
 });
 chatQueryRoutes.openapi(improve, async (c) => c.json(await improveQuestion(c, c.req.valid("json")), 200));

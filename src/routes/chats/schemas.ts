@@ -115,11 +115,6 @@ export const SendMessageBody = z.object({
 
 export const SubjectQuery = z.object({ external_subject_id: SubjectId.optional() });
 
-export const ChatIdParam = z.object({ id: z.string().min(1).max(128).openapi({ param: { name: "id", in: "path" } }) });
-export const MessageParams = ChatIdParam.extend({
-  messageId: z.string().min(1).max(128).openapi({ param: { name: "messageId", in: "path" } }),
-});
-
 export const TodoSchema = z
   .object({
     todo: z

@@ -1,9 +1,8 @@
-import { createRoute, z } from "@hono/zod-openapi";
-import { routePermission } from "../../auth/route-permission";
+import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { optionalCaller } from "../../auth/authorize";
 import { notFound } from "../../lib/errors";
-import { errorResponses, jsonContent } from "../../lib/openapi";
+import { jsonContent } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import { getChat } from "../../services/chats/chats";
 import { serveChatImage } from "../../services/chats/images";
@@ -11,8 +10,11 @@ import { sharedTranscript } from "../../services/chats/sharing";
 import { resolveSession, SESSION_COOKIE } from "../../services/identity/sessions";
 import { getCookie } from "hono/cookie";
 import type { AppEnv } from "../../types";
-import { ChatIdParam, SourceSchema } from "./schemas";
+import { SourceSchema } from "./schemas";
 import { renderSharePage, SHARE_PAGE_HEADERS } from "./share-page";
+import { routesTagged } from "../define-route";
+
+const route = routesTagged(["Chats"]);
 
 const TranscriptSchema = z
   .object({
@@ -41,19 +43,13 @@ const TranscriptSchema = z
   })
   .openapi("SharedTranscript");
 
-const shared = createRoute({
-  method: "get",
-  path: "/shared-chats/{id}",
-  tags: ["Chats"],
-  operationId: "getSharedChat",
-  ...routePermission("public"),
-  summary: "Read-only, sanitized transcript of a shared chat",
+const shared = route("get", "/shared-chats/{id}", "public", {
+  operationId: "getSharedChat", summary: "Read-only, sanitized transcript of a shared chat",
   description:
     "`public`: anyone. `org`: a signed-in member of the owning organization. `private` (or not allowed): 404. " +
     "At most the 200 most recent messages; `transcriptTruncated` says when older ones are omitted.",
+  responses: { 200: jsonContent(TranscriptSchema, "The transcript") },
   security: [{}, { sessionCookie: [] }] as Array<Record<string, string[]>>,
-  request: { params: ChatIdParam },
-  responses: { 200: jsonContent(TranscriptSchema, "The transcript"), ...errorResponses },
 });
 
 export const sharedChatRoutes = createRouter().openapi(shared, async (c) => {

@@ -1,27 +1,21 @@
-import { createRoute, z } from "@hono/zod-openapi";
-import { routePermission } from "../../auth/route-permission";
-import { errorResponses, extraErrors, jsonBody, jsonContent, userOrKey } from "../../lib/openapi";
+import { z } from "@hono/zod-openapi";
+import { extraErrors, jsonBody, jsonContent } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import { createChatWithFirstTurn, sendCommand } from "../../services/chats/create";
 import { runTurnJson, streamTurn } from "../../services/chats/session";
-import { ChatIdParam, ChatSchema, CreateChatBody, SendMessageBody, TurnResponseSchema } from "./schemas";
+import { ChatSchema, CreateChatBody, SendMessageBody, TurnResponseSchema } from "./schemas";
+import { routesTagged } from "../define-route";
 
-const tags = ["Chats"];
+const route = routesTagged(["Chats"]);
 
 export const chatTurnRoutes = createRouter();
 
-const create = createRoute({
-  method: "post",
-  path: "/chats",
-  tags,
-  operationId: "createChat",
-  summary: "Create a chat, optionally with its first message",
+const create = route("post", "/chats", "query:rag", {
+  operationId: "createChat", summary: "Create a chat, optionally with its first message",
   description:
     "`id` is a client-generated UUID (409 if already used). With `message`, the first turn is answered and the " +
     "response carries it; without, an empty chat is created (no credits needed). `shared_source_chat_id` seeds the " +
     "new private chat with up to 120 share-safe messages of a chat you can read.",
-  ...routePermission("query:rag"),
-  security: userOrKey,
   request: { body: jsonBody(CreateChatBody) },
   responses: {
     201: jsonContent(
@@ -34,24 +28,16 @@ const create = createRoute({
       "The chat (and the first turn)",
     ),
     ...extraErrors(402),
-    ...errorResponses,
   },
 });
 chatTurnRoutes.openapi(create, async (c) => c.json(await createChatWithFirstTurn(c, c.req.valid("json")), 201));
 
-const send = createRoute({
-  method: "post",
-  path: "/chats/{id}/messages",
-  tags,
-  operationId: "sendChatMessage",
-  summary: "Send a message and get the complete answer",
-  ...routePermission("query:rag"),
-  security: userOrKey,
-  request: { params: ChatIdParam, body: jsonBody(SendMessageBody) },
+const send = route("post", "/chats/{id}/messages", "query:rag", {
+  operationId: "sendChatMessage", summary: "Send a message and get the complete answer",
+  request: { body: jsonBody(SendMessageBody) },
   responses: {
     200: jsonContent(TurnResponseSchema, "The user message, the answer and the turn's usage"),
     ...extraErrors(402),
-    ...errorResponses,
   },
 });
 chatTurnRoutes.openapi(send, async (c) => {
@@ -59,23 +45,16 @@ chatTurnRoutes.openapi(send, async (c) => {
   return c.json({ user_message: outcome.user_message, assistant_message: outcome.assistant_message, usage: outcome.usage }, 200);
 });
 
-const stream = createRoute({
-  method: "post",
-  path: "/chats/{id}/messages/stream",
-  tags,
-  operationId: "streamChatMessage",
-  summary: "Send a message and stream the answer as Server-Sent Events",
+const stream = route("post", "/chats/{id}/messages/stream", "query:rag", {
+  operationId: "streamChatMessage", summary: "Send a message and stream the answer as Server-Sent Events",
   description:
     "Each event is `data: <json>` with a `type`: user_message, agent_thought, todo_update, sources, final_response " +
     "(partial with isComplete false, then one with isComplete true and the whole answer), tokens, done; error ends " +
     "the stream. Heartbeats are `event: ping`. A new stream on the same chat replaces the running one.",
-  ...routePermission("query:rag"),
-  security: userOrKey,
-  request: { params: ChatIdParam, body: jsonBody(SendMessageBody) },
+  request: { body: jsonBody(SendMessageBody) },
   responses: {
     200: { description: "text/event-stream", content: { "text/event-stream": { schema: z.string() } } },
     ...extraErrors(402),
-    ...errorResponses,
   },
 });
 chatTurnRoutes.openapi(stream, async (c) => {

@@ -1,120 +1,84 @@
-import { createRoute, z } from "@hono/zod-openapi";
-import { routePermission } from "../../auth/route-permission";
+import { z } from "@hono/zod-openapi";
 import { badRequest } from "../../lib/errors";
-import { errorResponses, jsonBody, jsonContent, noContent, userOrKey } from "../../lib/openapi";
+import { jsonBody, jsonContent, noContent } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import { catalogBySlugs, completeConnect, connectionStatuses, disconnect, listCatalog, startConnect } from "../../services/connectors/connections";
 import { connectorOwnerFor } from "../../services/connectors/owner";
 import {
   AddBody, AddResponse, BySlugsBody, CallbackQuery, CatalogQuery, ConnectorSchema, OwnerQuery, SlugParam, StatusBody, StatusSchema,
 } from "./schemas";
+import { routesTagged } from "../define-route";
 
-const tags = ["Connectors"];
+const route = routesTagged(["Connectors"]);
 
-const catalog = createRoute({
-  method: "get",
-  path: "/connectors/catalog",
-  tags,
-  operationId: "listConnectorCatalog",
-  ...routePermission("connectors:read"),
-  summary: "The apps that can be connected",
-  security: userOrKey,
-  request: { query: CatalogQuery },
+export const connectorRoutes = createRouter();
+
+const catalog = route("get", "/connectors/catalog", "connectors:read", {
+  operationId: "listConnectorCatalog", summary: "The apps that can be connected", request: { query: CatalogQuery },
   responses: {
     200: jsonContent(z.object({ connectors: z.array(ConnectorSchema), total: z.number().int(), offset: z.number().int(), limit: z.number().int() }), "Catalog page"),
-    ...errorResponses,
   },
 });
+connectorRoutes.openapi(catalog, (c) => {
+  const q = c.req.valid("query");
+  const { connectors, total } = listCatalog(c.env, q);
+  return c.json({ connectors, total, offset: q.offset, limit: q.limit }, 200);
+});
 
-const bySlugs = createRoute({
-  method: "post",
-  path: "/connectors/catalog/by-slugs",
-  tags,
-  operationId: "getConnectorsBySlugs",
-  ...routePermission("connectors:read"),
-  summary: "Catalog entries by slug (unknown slugs are left out)",
-  security: userOrKey,
+const bySlugs = route("post", "/connectors/catalog/by-slugs", "connectors:read", {
+  operationId: "getConnectorsBySlugs", summary: "Catalog entries by slug (unknown slugs are left out)",
   request: { body: jsonBody(BySlugsBody) },
-  responses: { 200: jsonContent(z.object({ connectors: z.array(ConnectorSchema) }), "Matching entries"), ...errorResponses },
+  responses: { 200: jsonContent(z.object({ connectors: z.array(ConnectorSchema) }), "Matching entries") },
 });
+connectorRoutes.openapi(bySlugs, (c) => c.json({ connectors: catalogBySlugs(c.env, c.req.valid("json").slugs) }, 200));
 
-const status = createRoute({
-  method: "post",
-  path: "/connectors/status",
-  tags,
+const status = route("post", "/connectors/status", "connectors:read", {
   operationId: "getConnectorStatus",
-  ...routePermission("connectors:read"),
   summary: "Connection status of apps for the signed-in user, or (API key) a tenant's end user",
-  security: userOrKey,
   request: { body: jsonBody(StatusBody) },
-  responses: { 200: jsonContent(z.object({ statuses: z.array(StatusSchema) }), "One status per slug"), ...errorResponses },
+  responses: { 200: jsonContent(z.object({ statuses: z.array(StatusSchema) }), "One status per slug") },
+});
+connectorRoutes.openapi(status, async (c) => {
+  const body = c.req.valid("json");
+  const owner = await connectorOwnerFor(c, "connectors:read", body, "body");
+  return c.json({ statuses: await connectionStatuses({ db: c.get("db"), env: c.env }, owner, body.slugs) }, 200);
 });
 
-const add = createRoute({
-  method: "post",
-  path: "/connectors/add",
-  tags,
-  operationId: "addConnector",
-  ...routePermission("connectors:write"),
-  summary: "Start connecting an app: open the returned provider URL in the user's browser",
+const add = route("post", "/connectors/add", "connectors:write", {
+  operationId: "addConnector", summary: "Start connecting an app: open the returned provider URL in the user's browser",
   description:
     "The provider sends the browser to GET /connectors/auth/callback, which stores the connection and then " +
     "redirects to `redirect_url` with `status=connected|error&slug=` (and `error=` on failure). The authorization expires after 10 minutes.",
-  security: userOrKey,
   request: { body: jsonBody(AddBody) },
-  responses: { 200: jsonContent(AddResponse, "The provider's authorization URL"), ...errorResponses },
+  responses: { 200: jsonContent(AddResponse, "The provider's authorization URL") },
+});
+connectorRoutes.openapi(add, async (c) => {
+  const body = c.req.valid("json");
+  const owner = await connectorOwnerFor(c, "connectors:write", body, "body");
+  return c.json(await startConnect({ db: c.get("db"), env: c.env }, owner, body.slug, body.redirect_url), 200);
 });
 
-const remove = createRoute({
-  method: "delete",
-  path: "/connectors/{slug}",
-  tags,
-  operationId: "deleteConnector",
-  ...routePermission("connectors:delete"),
-  summary: "Disconnect an app (revoked at the provider where it offers revocation)",
-  security: userOrKey,
-  request: { params: SlugParam, query: OwnerQuery },
-  responses: { 204: noContent, ...errorResponses },
+const remove = route("delete", "/connectors/{slug}", "connectors:delete", {
+  operationId: "deleteConnector", summary: "Disconnect an app (revoked at the provider where it offers revocation)",
+  request: { params: SlugParam, query: OwnerQuery }, responses: { 204: noContent },
+});
+connectorRoutes.openapi(remove, async (c) => {
+  const owner = await connectorOwnerFor(c, "connectors:delete", c.req.valid("query"), "query");
+  await disconnect({ db: c.get("db"), env: c.env }, owner, c.req.valid("param").slug);
+  return c.body(null, 204);
 });
 
-const callback = createRoute({
-  method: "get",
-  path: "/connectors/auth/callback",
-  tags,
+const callback = route("get", "/connectors/auth/callback", "public", {
   operationId: "connectorOAuthCallback",
-  ...routePermission("public"),
   summary: "OAuth callback of the providers (browsers only; validates the signed state)",
-  security: [{}],
   request: { query: CallbackQuery },
-  responses: { 302: { description: "To the final destination with status=connected|error" }, ...errorResponses },
+  responses: { 302: { description: "To the final destination with status=connected|error" } }, security: [{}],
+});
+connectorRoutes.openapi(callback, async (c) => {
+  const outcome = await completeConnect({ db: c.get("db"), env: c.env }, c.req.valid("query"));
+  // A state we did not sign, or one expired or already used, names no destination we may trust.
+  if ("refused" in outcome) throw badRequest(`This authorization link is not valid (${outcome.refused}); start connecting again`);
+  c.header("Cache-Control", "no-store");
+  return c.redirect(outcome.location, 302);
 });
 
-export const connectorRoutes = createRouter()
-  .openapi(catalog, (c) => {
-    const q = c.req.valid("query");
-    const { connectors, total } = listCatalog(c.env, q);
-    return c.json({ connectors, total, offset: q.offset, limit: q.limit }, 200);
-  })
-  .openapi(bySlugs, (c) => c.json({ connectors: catalogBySlugs(c.env, c.req.valid("json").slugs) }, 200))
-  .openapi(status, async (c) => {
-    const body = c.req.valid("json");
-    const owner = await connectorOwnerFor(c, "connectors:read", body, "body");
-    return c.json({ statuses: await connectionStatuses({ db: c.get("db"), env: c.env }, owner, body.slugs) }, 200);
-  })
-  .openapi(add, async (c) => {
-    const body = c.req.valid("json");
-    const owner = await connectorOwnerFor(c, "connectors:write", body, "body");
-    return c.json(await startConnect({ db: c.get("db"), env: c.env }, owner, body.slug, body.redirect_url), 200);
-  })
-  .openapi(remove, async (c) => {
-    const owner = await connectorOwnerFor(c, "connectors:delete", c.req.valid("query"), "query");
-    await disconnect({ db: c.get("db"), env: c.env }, owner, c.req.valid("param").slug);
-    return c.body(null, 204);
-  })
-  .openapi(callback, async (c) => {
-    const outcome = await completeConnect({ db: c.get("db"), env: c.env }, c.req.valid("query"));
-    // A state we did not sign, or one expired or already used, names no destination we may trust.
-    if ("refused" in outcome) throw badRequest(`This authorization link is not valid (${outcome.refused}); start connecting again`);
-    c.header("Cache-Control", "no-store");
-    return c.redirect(outcome.location, 302);
-  });

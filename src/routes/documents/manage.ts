@@ -1,26 +1,19 @@
-import { createRoute } from "@hono/zod-openapi";
-import { routePermission } from "../../auth/route-permission";
-import { errorResponses, IdParam, jsonContent, noContent, userOrKey } from "../../lib/openapi";
+import { jsonContent, noContent } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import { documentFor, publicDocument } from "../../services/documents/documents";
 import { deleteDocument, reprocessDocument } from "../../services/documents/manage";
 import { DocumentSchema } from "./schemas";
+import { routesTagged } from "../define-route";
 
-const tags = ["Documents"];
+const route = routesTagged(["Documents"]);
 
 export const manageRoutes = createRouter();
 
-const remove = createRoute({
-  method: "delete",
-  path: "/documents/{id}",
-  tags,
+const remove = route("delete", "/documents/{id}", "documents:delete", {
   operationId: "deleteDocument",
-  ...routePermission("documents:delete"),
   summary: "Delete a document: removed from search at once; its file, chunks and vectors are cleaned up",
   description: "Idempotent: deleting an already deleted document answers 204. A derived text document cannot be deleted on its own (409 derived_document).",
-  security: userOrKey,
-  request: { params: IdParam },
-  responses: { 204: noContent, ...errorResponses },
+  responses: { 204: noContent },
 });
 manageRoutes.openapi(remove, async (c) => {
   const doc = await documentFor(c, c.req.valid("param").id, "documents:delete");
@@ -28,19 +21,12 @@ manageRoutes.openapi(remove, async (c) => {
   return c.body(null, 204);
 });
 
-const reprocess = createRoute({
-  method: "post",
-  path: "/documents/{id}/reprocess",
-  tags,
-  operationId: "reprocessDocument",
-  ...routePermission("documents:write"),
-  summary: "Queue a document for processing again",
+const reprocess = route("post", "/documents/{id}/reprocess", "documents:write", {
+  operationId: "reprocessDocument", summary: "Queue a document for processing again",
   description:
     "Refused with 409: `document_deleted`, `derived_document`, `document_busy` (queued or processing), " +
     "`document_not_uploaded`. The current index keeps serving until the new one replaces it in one step.",
-  security: userOrKey,
-  request: { params: IdParam },
-  responses: { 202: jsonContent(DocumentSchema, "The document, queued"), ...errorResponses },
+  responses: { 202: jsonContent(DocumentSchema, "The document, queued") },
 });
 manageRoutes.openapi(reprocess, async (c) => {
   const doc = await documentFor(c, c.req.valid("param").id, "documents:write");

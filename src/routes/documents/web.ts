@@ -1,33 +1,26 @@
-import { createRoute } from "@hono/zod-openapi";
-import { routePermission } from "../../auth/route-permission";
 import { callerId } from "../../auth/caller";
-import { errorResponses, extraErrors, jsonBody, jsonContent, userOrKey } from "../../lib/openapi";
+import { extraErrors, jsonBody, jsonContent } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import { publicDocument } from "../../services/documents/documents";
 import { ingestUrl } from "../../services/web/ingest-url";
 import { discoverSite } from "../../services/web/site";
 import { knowledgeBaseFor } from "../../services/knowledge-bases";
 import { DocumentSchema, SiteUrlsSchema, UploadSiteBody, UploadUrlBody } from "./schemas";
+import { routesTagged } from "../define-route";
 
-const tags = ["Documents"];
+const route = routesTagged(["Documents"]);
 const fetchErrors = extraErrors(413, 415, 422);
 
 export const webRoutes = createRouter();
 
-const uploadUrl = createRoute({
-  method: "post",
-  path: "/documents/upload-url",
-  tags,
-  operationId: "ingestWebPage",
-  ...routePermission("documents:write"),
-  summary: "Fetch a web page, keep its readable content as Markdown and queue it",
+const uploadUrl = route("post", "/documents/upload-url", "documents:write", {
+  operationId: "ingestWebPage", summary: "Fetch a web page, keep its readable content as Markdown and queue it",
   description:
     "https:// is added when the scheme is omitted. The page is fetched during the request (15 s, 5 MB); private, " +
     "loopback, link-local and metadata addresses are refused, also after redirects (400 url_not_allowed). The page " +
     "title becomes the filename; `source_url` is the final URL.",
-  security: userOrKey,
   request: { body: jsonBody(UploadUrlBody) },
-  responses: { 201: jsonContent(DocumentSchema, "The document, queued"), ...errorResponses, ...fetchErrors },
+  responses: { 201: jsonContent(DocumentSchema, "The document, queued"), ...fetchErrors },
 });
 webRoutes.openapi(uploadUrl, async (c) => {
   const body = c.req.valid("json");
@@ -36,17 +29,12 @@ webRoutes.openapi(uploadUrl, async (c) => {
   return c.json(publicDocument(doc), 201);
 });
 
-const uploadSite = createRoute({
-  method: "post",
-  path: "/documents/upload-url-site",
-  tags,
+const uploadSite = route("post", "/documents/upload-url-site", "documents:write", {
   operationId: "discoverSitePages",
-  ...routePermission("documents:write"),
   summary: "Discover up to 25 page URLs of a site (robots.txt and sitemaps, then the root page's links)",
   description: "Returns URLs only: ingest the chosen pages with POST /documents/upload-url. Same host unless include_subdomains.",
-  security: userOrKey,
   request: { body: jsonBody(UploadSiteBody) },
-  responses: { 200: jsonContent(SiteUrlsSchema, "Discovered URLs"), ...errorResponses, ...fetchErrors },
+  responses: { 200: jsonContent(SiteUrlsSchema, "Discovered URLs"), ...fetchErrors },
 });
 webRoutes.openapi(uploadSite, async (c) => {
   const body = c.req.valid("json");

@@ -1,12 +1,12 @@
-import { createRoute, z } from "@hono/zod-openapi";
-import { routePermission } from "../../auth/route-permission";
-import { errorResponses, jsonBody, jsonContent, Timestamp, userOrKey } from "../../lib/openapi";
+import { z } from "@hono/zod-openapi";
+import { jsonBody, jsonContent, Timestamp } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import { EMBED_TTL, MAX_EMBED_ORIGINS, mintEmbedToken, publicEmbedToken } from "../../services/embed/tokens";
 import { knowledgeBaseFor } from "../../services/knowledge-bases";
 import { SubjectId } from "../chats/schemas";
+import { routesTagged } from "../define-route";
 
-const tags = ["Embedding"];
+const route = routesTagged(["Embedding"]);
 
 const MintBody = z.object({
   tenant_id: z.string().min(1).max(128),
@@ -34,22 +34,15 @@ export const EmbedTokenSchema = z
   })
   .openapi("EmbedToken");
 
-const mint = createRoute({
-  method: "post",
-  path: "/embed/tokens",
-  tags,
-  operationId: "createEmbedToken",
-  ...routePermission("embed:mint"),
-  summary: "Mint a short-lived embed token for a web page (the chat widget)",
+const mint = route("post", "/embed/tokens", "embed:mint", {
+  operationId: "createEmbedToken", summary: "Mint a short-lived embed token for a web page (the chat widget)",
   description:
     "Called by the customer's backend with its API key (`query:rag`) or by a signed-in owner, billing admin or developer. " +
     "The token (`Authorization: Bearer kbe_...`) can only create and use chats on this knowledge base (create, send, stream, " +
     "stop, messages, follow-up questions), as this one end user, from requests whose `Origin` is listed; anything else " +
     "answers 403. Only its hash is stored; it stops working when it expires or when the key that minted it is revoked " +
     "(or the user who minted it leaves the organization).",
-  security: userOrKey,
-  request: { body: jsonBody(MintBody) },
-  responses: { 201: jsonContent(EmbedTokenSchema, "The token"), ...errorResponses },
+  request: { body: jsonBody(MintBody) }, responses: { 201: jsonContent(EmbedTokenSchema, "The token") },
 });
 
 export const embedRoutes = createRouter().openapi(mint, async (c) => {

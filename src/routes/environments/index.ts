@@ -1,8 +1,7 @@
-import { createRoute, z } from "@hono/zod-openapi";
-import { routePermission } from "../../auth/route-permission";
+import { z } from "@hono/zod-openapi";
 import { requireUser } from "../../auth/authorize";
 import { SCOPES } from "../../auth/scopes";
-import { errorResponses, IdParam, jsonBody, jsonContent, noContent, Timestamp, userOnly } from "../../lib/openapi";
+import { jsonBody, jsonContent, noContent, Timestamp } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import { apiKeyFor, createApiKey, listApiKeys, publicApiKey, revokeApiKey } from "../../services/api-keys";
 import {
@@ -14,6 +13,7 @@ import {
   renameEnvironment,
 } from "../../services/environments";
 import { organizationFor } from "../../services/organizations";
+import { routesTagged } from "../define-route";
 
 const EnvironmentSchema = z
   .object({
@@ -59,21 +59,14 @@ const CreateApiKeyBody = z.object({
   expires_at: z.iso.datetime({ offset: true }).nullish(),
 });
 
-const envTags = ["Environments"];
-const keyTags = ["API keys"];
+const envRoute = routesTagged(["Environments"]);
+const keyRoute = routesTagged(["API keys"]);
 
 export const environmentRoutes = createRouter();
 
-const listEnvs = createRoute({
-  method: "get",
-  path: "/organizations/{id}/environments",
-  tags: envTags,
-  operationId: "listEnvironments",
-  ...routePermission("environments:read"),
-  summary: "Environments of an organization",
-  security: userOnly,
-  request: { params: IdParam },
-  responses: { 200: jsonContent(z.object({ environments: z.array(EnvironmentSchema) }), "Environments"), ...errorResponses },
+const listEnvs = envRoute("get", "/organizations/{id}/environments", "environments:read", {
+  operationId: "listEnvironments", summary: "Environments of an organization",
+  responses: { 200: jsonContent(z.object({ environments: z.array(EnvironmentSchema) }), "Environments") },
 });
 environmentRoutes.openapi(listEnvs, async (c) => {
   const { organization } = await organizationFor(c, c.req.valid("param").id, "environments:read");
@@ -81,16 +74,9 @@ environmentRoutes.openapi(listEnvs, async (c) => {
   return c.json({ environments: rows.map(publicEnvironment) }, 200);
 });
 
-const createEnv = createRoute({
-  method: "post",
-  path: "/organizations/{id}/environments",
-  tags: envTags,
-  operationId: "createEnvironment",
-  ...routePermission("environments:write"),
-  summary: "Create an environment (owner, billing_admin, developer)",
-  security: userOnly,
-  request: { params: IdParam, body: jsonBody(EnvironmentBody) },
-  responses: { 201: jsonContent(EnvironmentSchema, "The environment"), ...errorResponses },
+const createEnv = envRoute("post", "/organizations/{id}/environments", "environments:write", {
+  operationId: "createEnvironment", summary: "Create an environment (owner, billing_admin, developer)",
+  request: { body: jsonBody(EnvironmentBody) }, responses: { 201: jsonContent(EnvironmentSchema, "The environment") },
 });
 environmentRoutes.openapi(createEnv, async (c) => {
   const { organization } = await organizationFor(c, c.req.valid("param").id, "environments:write");
@@ -98,32 +84,18 @@ environmentRoutes.openapi(createEnv, async (c) => {
   return c.json(publicEnvironment(env), 201);
 });
 
-const getEnv = createRoute({
-  method: "get",
-  path: "/environments/{id}",
-  tags: envTags,
-  operationId: "getEnvironment",
-  ...routePermission("environments:read"),
-  summary: "One environment",
-  security: userOnly,
-  request: { params: IdParam },
-  responses: { 200: jsonContent(EnvironmentSchema, "The environment"), ...errorResponses },
+const getEnv = envRoute("get", "/environments/{id}", "environments:read", {
+  operationId: "getEnvironment", summary: "One environment",
+  responses: { 200: jsonContent(EnvironmentSchema, "The environment") },
 });
 environmentRoutes.openapi(getEnv, async (c) => {
   const env = await environmentFor(c, c.req.valid("param").id, "environments:read");
   return c.json(publicEnvironment(env), 200);
 });
 
-const patchEnv = createRoute({
-  method: "patch",
-  path: "/environments/{id}",
-  tags: envTags,
-  operationId: "updateEnvironment",
-  ...routePermission("environments:write"),
-  summary: "Rename an environment (owner, billing_admin, developer)",
-  security: userOnly,
-  request: { params: IdParam, body: jsonBody(EnvironmentBody) },
-  responses: { 200: jsonContent(EnvironmentSchema, "The environment"), ...errorResponses },
+const patchEnv = envRoute("patch", "/environments/{id}", "environments:write", {
+  operationId: "updateEnvironment", summary: "Rename an environment (owner, billing_admin, developer)",
+  request: { body: jsonBody(EnvironmentBody) }, responses: { 200: jsonContent(EnvironmentSchema, "The environment") },
 });
 environmentRoutes.openapi(patchEnv, async (c) => {
   const env = await environmentFor(c, c.req.valid("param").id, "environments:write");
@@ -131,16 +103,9 @@ environmentRoutes.openapi(patchEnv, async (c) => {
   return c.json(publicEnvironment(updated), 200);
 });
 
-const deleteEnv = createRoute({
-  method: "delete",
-  path: "/environments/{id}",
-  tags: envTags,
-  operationId: "deleteEnvironment",
-  ...routePermission("environments:delete"),
-  summary: "Delete an environment (owner only); 409 while it still has tenants",
-  security: userOnly,
-  request: { params: IdParam },
-  responses: { 204: noContent, ...errorResponses },
+const deleteEnv = envRoute("delete", "/environments/{id}", "environments:delete", {
+  operationId: "deleteEnvironment", summary: "Delete an environment (owner only); 409 while it still has tenants",
+  responses: { 204: noContent },
 });
 environmentRoutes.openapi(deleteEnv, async (c) => {
   const env = await environmentFor(c, c.req.valid("param").id, "environments:delete");
@@ -148,19 +113,13 @@ environmentRoutes.openapi(deleteEnv, async (c) => {
   return c.body(null, 204);
 });
 
-const createKey = createRoute({
-  method: "post",
-  path: "/environments/{id}/api-keys",
-  tags: keyTags,
-  operationId: "createApiKey",
-  ...routePermission("api_keys:manage"),
-  summary: "Create an API key (owner, billing_admin, developer)",
+const createKey = keyRoute("post", "/environments/{id}/api-keys", "api_keys:manage", {
+  operationId: "createApiKey", summary: "Create an API key (owner, billing_admin, developer)",
   description:
     "The key is limited to this environment, to `tenant_ids` (empty = all tenants of the environment) and, " +
     "optionally, to one knowledge base. The secret is returned once; only its hash is stored.",
-  security: userOnly,
-  request: { params: IdParam, body: jsonBody(CreateApiKeyBody) },
-  responses: { 201: jsonContent(CreatedApiKeySchema, "The key, with its secret"), ...errorResponses },
+  request: { body: jsonBody(CreateApiKeyBody) },
+  responses: { 201: jsonContent(CreatedApiKeySchema, "The key, with its secret") },
 });
 environmentRoutes.openapi(createKey, async (c) => {
   const user = requireUser(c);
@@ -169,16 +128,9 @@ environmentRoutes.openapi(createKey, async (c) => {
   return c.json({ ...publicApiKey(record), key }, 201);
 });
 
-const listKeys = createRoute({
-  method: "get",
-  path: "/environments/{id}/api-keys",
-  tags: keyTags,
-  operationId: "listApiKeys",
-  ...routePermission("api_keys:read"),
-  summary: "Active API keys of an environment (without secrets)",
-  security: userOnly,
-  request: { params: IdParam },
-  responses: { 200: jsonContent(z.object({ api_keys: z.array(ApiKeySchema) }), "Keys"), ...errorResponses },
+const listKeys = keyRoute("get", "/environments/{id}/api-keys", "api_keys:read", {
+  operationId: "listApiKeys", summary: "Active API keys of an environment (without secrets)",
+  responses: { 200: jsonContent(z.object({ api_keys: z.array(ApiKeySchema) }), "Keys") },
 });
 environmentRoutes.openapi(listKeys, async (c) => {
   const env = await environmentFor(c, c.req.valid("param").id, "api_keys:read");
@@ -186,16 +138,9 @@ environmentRoutes.openapi(listKeys, async (c) => {
   return c.json({ api_keys: keys.map(publicApiKey) }, 200);
 });
 
-const deleteKey = createRoute({
-  method: "delete",
-  path: "/api-keys/{id}",
-  tags: keyTags,
-  operationId: "revokeApiKey",
-  ...routePermission("api_keys:manage"),
-  summary: "Revoke an API key; it stops working on the next request",
-  security: userOnly,
-  request: { params: IdParam },
-  responses: { 204: noContent, ...errorResponses },
+const deleteKey = keyRoute("delete", "/api-keys/{id}", "api_keys:manage", {
+  operationId: "revokeApiKey", summary: "Revoke an API key; it stops working on the next request",
+  responses: { 204: noContent },
 });
 environmentRoutes.openapi(deleteKey, async (c) => {
   const key = await apiKeyFor(c, c.req.valid("param").id, "api_keys:manage");

@@ -1,8 +1,7 @@
-import { createRoute, z } from "@hono/zod-openapi";
-import { routePermission } from "../../auth/route-permission";
-import { errorResponses, IdParam, jsonBody, jsonContent, noContent, pagingQuery, userOrKey } from "../../lib/openapi";
+import { z } from "@hono/zod-openapi";
+import { jsonBody, jsonContent, noContent, pagingQuery } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
-import { runCleanup } from "../../services/cleanup";
+import { deleteWithCleanup } from "../../services/cleanup";
 import {
   createKnowledgeBaseFor,
   deleteKnowledgeBase,
@@ -13,26 +12,20 @@ import {
   updateKnowledgeBase,
 } from "../../services/knowledge-bases";
 import { CreateKnowledgeBaseBody, KnowledgeBaseSchema, PromptSchema, UpdateKnowledgeBaseBody } from "./schemas";
+import { routesTagged } from "../define-route";
 
-const tags = ["Knowledge bases"];
+const route = routesTagged(["Knowledge bases"]);
 
 export const knowledgeBaseRoutes = createRouter();
 
-const list = createRoute({
-  method: "get",
-  path: "/knowledge-bases",
-  tags,
-  operationId: "listKnowledgeBases",
-  ...routePermission("documents:read"),
-  summary: "Knowledge bases of a tenant",
-  security: userOrKey,
+const list = route("get", "/knowledge-bases", "documents:read", {
+  operationId: "listKnowledgeBases", summary: "Knowledge bases of a tenant",
   request: { query: pagingQuery(200, 100).extend({ tenant_id: z.string().min(1).max(128) }) },
   responses: {
     200: jsonContent(
       z.object({ knowledge_bases: z.array(KnowledgeBaseSchema), total: z.number().int(), limit: z.number().int(), offset: z.number().int() }),
       "Knowledge bases",
     ),
-    ...errorResponses,
   },
 });
 knowledgeBaseRoutes.openapi(list, async (c) => {
@@ -41,64 +34,39 @@ knowledgeBaseRoutes.openapi(list, async (c) => {
   return c.json({ knowledge_bases: rows.map(publicKnowledgeBase), total, limit: q.limit, offset: q.offset }, 200);
 });
 
-const get = createRoute({
-  method: "get",
-  path: "/knowledge-bases/{id}",
-  tags,
-  operationId: "getKnowledgeBase",
-  ...routePermission("documents:read"),
-  summary: "One knowledge base",
-  security: userOrKey,
-  request: { params: IdParam },
-  responses: { 200: jsonContent(KnowledgeBaseSchema, "The knowledge base"), ...errorResponses },
+const get = route("get", "/knowledge-bases/{id}", "documents:read", {
+  operationId: "getKnowledgeBase", summary: "One knowledge base",
+  responses: { 200: jsonContent(KnowledgeBaseSchema, "The knowledge base") },
 });
 knowledgeBaseRoutes.openapi(get, async (c) => {
   const kb = await knowledgeBaseFor(c, c.req.valid("param").id, "documents:read");
   return c.json(publicKnowledgeBase(kb), 200);
 });
 
-const getPrompt = createRoute({
-  method: "get",
-  path: "/knowledge-bases/{id}/prompt",
-  tags,
-  operationId: "getKnowledgeBasePrompt",
-  ...routePermission("documents:read"),
-  summary: "The knowledge base's prompt fields",
-  security: userOrKey,
-  request: { params: IdParam },
-  responses: { 200: jsonContent(PromptSchema, "Prompt fields"), ...errorResponses },
+const getPrompt = route("get", "/knowledge-bases/{id}/prompt", "documents:read", {
+  operationId: "getKnowledgeBasePrompt", summary: "The knowledge base's prompt fields",
+  responses: { 200: jsonContent(PromptSchema, "Prompt fields") },
 });
 knowledgeBaseRoutes.openapi(getPrompt, async (c) => {
   const kb = await knowledgeBaseFor(c, c.req.valid("param").id, "documents:read");
   return c.json(promptOf(kb), 200);
 });
 
-const create = createRoute({
-  method: "post",
-  path: "/knowledge-bases",
-  tags,
-  operationId: "createKnowledgeBase",
-  ...routePermission("documents:write"),
-  summary: "Create a knowledge base (subject to the tenant's knowledge base quota)",
-  security: userOrKey,
+const create = route("post", "/knowledge-bases", "documents:write", {
+  operationId: "createKnowledgeBase", summary: "Create a knowledge base (subject to the tenant's knowledge base quota)",
   request: { body: jsonBody(CreateKnowledgeBaseBody) },
-  responses: { 201: jsonContent(KnowledgeBaseSchema, "The knowledge base"), ...errorResponses },
+  responses: { 201: jsonContent(KnowledgeBaseSchema, "The knowledge base") },
 });
 knowledgeBaseRoutes.openapi(create, async (c) => {
   const kb = await createKnowledgeBaseFor(c, c.req.valid("json"));
   return c.json(publicKnowledgeBase(kb), 201);
 });
 
-const update = createRoute({
-  method: "patch",
-  path: "/knowledge-bases/{id}",
-  tags,
+const update = route("patch", "/knowledge-bases/{id}", "documents:write", {
   operationId: "updateKnowledgeBase",
-  ...routePermission("documents:write"),
   summary: "Change only the fields sent; null clears a prompt field or the description",
-  security: userOrKey,
-  request: { params: IdParam, body: jsonBody(UpdateKnowledgeBaseBody) },
-  responses: { 200: jsonContent(KnowledgeBaseSchema, "The knowledge base"), ...errorResponses },
+  request: { body: jsonBody(UpdateKnowledgeBaseBody) },
+  responses: { 200: jsonContent(KnowledgeBaseSchema, "The knowledge base") },
 });
 knowledgeBaseRoutes.openapi(update, async (c) => {
   const kb = await knowledgeBaseFor(c, c.req.valid("param").id, "documents:write");
@@ -106,21 +74,13 @@ knowledgeBaseRoutes.openapi(update, async (c) => {
   return c.json(publicKnowledgeBase(updated), 200);
 });
 
-const remove = createRoute({
-  method: "delete",
-  path: "/knowledge-bases/{id}",
-  tags,
+const remove = route("delete", "/knowledge-bases/{id}", "documents:delete", {
   operationId: "deleteKnowledgeBase",
-  ...routePermission("documents:delete"),
   summary: "Delete a knowledge base with its documents, stored files, chunks and vectors (irreversible)",
-  security: userOrKey,
-  request: { params: IdParam },
-  responses: { 204: noContent, ...errorResponses },
+  responses: { 204: noContent },
 });
 knowledgeBaseRoutes.openapi(remove, async (c) => {
-  const db = c.get("db");
   const kb = await knowledgeBaseFor(c, c.req.valid("param").id, "documents:delete");
-  await runCleanup("knowledge_base", { db, env: c.env, waitUntil: (p) => c.executionCtx.waitUntil(p) }, kb.id);
-  await deleteKnowledgeBase(db, kb.id);
+  await deleteWithCleanup(c, "knowledge_base", kb.id, (db) => deleteKnowledgeBase(db, kb.id));
   return c.body(null, 204);
 });

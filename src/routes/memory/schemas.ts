@@ -69,7 +69,3 @@ export const GraphQuery = z.object({
   external_subject_id: MemoryListQuery.shape.external_subject_id,
 });
 
-export const MemoryIdParams = z.object({
-  id: z.string().min(1).max(128).openapi({ param: { name: "id", in: "path" } }),
-  memoryId: z.string().min(1).max(128).openapi({ param: { name: "memoryId", in: "path" } }),
-});

@@ -74,10 +74,3 @@ export const RoleBody = z.object({
   role: z.enum(ROLES),
 });
 
-export const OrgIdParam = z.object({ id: z.string().min(1).max(128).openapi({ param: { name: "id", in: "path" } }) });
-export const MemberParams = OrgIdParam.extend({
-  member_id: z.string().min(1).max(128).openapi({ param: { name: "member_id", in: "path" } }),
-});
-export const InviteParams = OrgIdParam.extend({
-  invite_id: z.string().min(1).max(128).openapi({ param: { name: "invite_id", in: "path" } }),
-});

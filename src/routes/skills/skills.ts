@@ -1,30 +1,23 @@
-import { createRoute, z } from "@hono/zod-openapi";
-import { routePermission } from "../../auth/route-permission";
-import { errorResponses, IdParam, jsonBody, jsonContent, noContent, pagingQuery, userOrKey } from "../../lib/openapi";
+import { z } from "@hono/zod-openapi";
+import { jsonBody, jsonContent, noContent, pagingQuery } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import { archiveSkill, createSkill, listSkills, publicSkill, skillFor, updateSkill } from "../../services/skills/skills";
 import { tenantFor } from "../../services/tenants";
 import { CreateSkillBody, SkillSchema, TenantIdQuery, UpdateSkillBody } from "./schemas";
+import { routesTagged } from "../define-route";
 
-const tags = ["Skills"];
+const route = routesTagged(["Skills"]);
 
 export const skillCrudRoutes = createRouter();
 
-const list = createRoute({
-  method: "get",
-  path: "/skills",
-  tags,
-  operationId: "listSkills",
-  ...routePermission("skills:read"),
-  summary: "Active skills of a tenant (authored or installed from the catalog)",
-  security: userOrKey,
+const list = route("get", "/skills", "skills:read", {
+  operationId: "listSkills", summary: "Active skills of a tenant (authored or installed from the catalog)",
   request: { query: pagingQuery(500, 100).extend(TenantIdQuery.shape) },
   responses: {
     200: jsonContent(
       z.object({ skills: z.array(SkillSchema), total: z.number().int(), limit: z.number().int(), offset: z.number().int() }),
       "Skills",
     ),
-    ...errorResponses,
   },
 });
 skillCrudRoutes.openapi(list, async (c) => {
@@ -34,16 +27,9 @@ skillCrudRoutes.openapi(list, async (c) => {
   return c.json({ skills: rows.map(publicSkill), total, limit: q.limit, offset: q.offset }, 200);
 });
 
-const create = createRoute({
-  method: "post",
-  path: "/skills",
-  tags,
-  operationId: "createSkill",
-  ...routePermission("skills:write"),
-  summary: "Create a skill (owner, billing_admin, developer; keys need skills:write)",
-  security: userOrKey,
-  request: { body: jsonBody(CreateSkillBody) },
-  responses: { 201: jsonContent(SkillSchema, "The skill"), ...errorResponses },
+const create = route("post", "/skills", "skills:write", {
+  operationId: "createSkill", summary: "Create a skill (owner, billing_admin, developer; keys need skills:write)",
+  request: { body: jsonBody(CreateSkillBody) }, responses: { 201: jsonContent(SkillSchema, "The skill") },
 });
 skillCrudRoutes.openapi(create, async (c) => {
   const body = c.req.valid("json");
@@ -52,33 +38,21 @@ skillCrudRoutes.openapi(create, async (c) => {
   return c.json(publicSkill(skill), 201);
 });
 
-const get = createRoute({
-  method: "get",
-  path: "/skills/{id}",
-  tags,
-  operationId: "getSkill",
-  ...routePermission("skills:read"),
-  summary: "One skill of the tenant (archived ones too, with their status)",
-  security: userOrKey,
-  request: { params: IdParam, query: TenantIdQuery },
-  responses: { 200: jsonContent(SkillSchema, "The skill"), ...errorResponses },
+const get = route("get", "/skills/{id}", "skills:read", {
+  operationId: "getSkill", summary: "One skill of the tenant (archived ones too, with their status)",
+  request: { query: TenantIdQuery }, responses: { 200: jsonContent(SkillSchema, "The skill") },
 });
 skillCrudRoutes.openapi(get, async (c) => {
   const skill = await skillFor(c, c.req.valid("query").tenant_id, c.req.valid("param").id, "skills:read");
   return c.json(publicSkill(skill), 200);
 });
 
-const update = createRoute({
-  method: "patch",
-  path: "/skills/{id}",
-  tags,
+const update = route("patch", "/skills/{id}", "skills:write", {
   operationId: "updateSkill",
-  ...routePermission("skills:write"),
   summary: "Change a skill's name, description or body; later agent runs use the new content",
   description: "An archived skill cannot be edited (409 `skill_archived`).",
-  security: userOrKey,
-  request: { params: IdParam, query: TenantIdQuery, body: jsonBody(UpdateSkillBody) },
-  responses: { 200: jsonContent(SkillSchema, "The skill"), ...errorResponses },
+  request: { query: TenantIdQuery, body: jsonBody(UpdateSkillBody) },
+  responses: { 200: jsonContent(SkillSchema, "The skill") },
 });
 skillCrudRoutes.openapi(update, async (c) => {
   const skill = await skillFor(c, c.req.valid("query").tenant_id, c.req.valid("param").id, "skills:write");
@@ -86,16 +60,10 @@ skillCrudRoutes.openapi(update, async (c) => {
   return c.json(publicSkill(updated), 200);
 });
 
-const remove = createRoute({
-  method: "delete",
-  path: "/skills/{id}",
-  tags,
+const remove = route("delete", "/skills/{id}", "skills:write", {
   operationId: "archiveSkill",
-  ...routePermission("skills:write"),
   summary: "Archive a skill (it leaves the list; a catalog copy is reactivated by installing again)",
-  security: userOrKey,
-  request: { params: IdParam, query: TenantIdQuery },
-  responses: { 204: noContent, ...errorResponses },
+  request: { query: TenantIdQuery }, responses: { 204: noContent },
 });
 skillCrudRoutes.openapi(remove, async (c) => {
   const skill = await skillFor(c, c.req.valid("query").tenant_id, c.req.valid("param").id, "skills:write");

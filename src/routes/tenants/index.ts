@@ -1,8 +1,7 @@
-import { createRoute, z } from "@hono/zod-openapi";
-import { routePermission } from "../../auth/route-permission";
-import { errorResponses, IdParam, jsonBody, jsonContent, noContent, pagingQuery, Timestamp, userOrKey } from "../../lib/openapi";
+import { z } from "@hono/zod-openapi";
+import { jsonBody, jsonContent, noContent, pagingQuery, Timestamp } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
-import { runCleanup } from "../../services/cleanup";
+import { deleteWithCleanup } from "../../services/cleanup";
 import {
   createTenantFor,
   deleteTenant,
@@ -11,6 +10,7 @@ import {
   tenantFor,
   updateTenant,
 } from "../../services/tenants";
+import { routesTagged } from "../define-route";
 
 export const TenantSchema = z
   .object({
@@ -79,28 +79,21 @@ const ListQuery = pagingQuery(500, 100).extend({
     .openapi({ description: "Required for a user session; an API key defaults to (and must match) its environment" }),
 });
 
-const tags = ["Tenants"];
+const route = routesTagged(["Tenants"]);
 
 export const tenantRoutes = createRouter();
 
-const list = createRoute({
-  method: "get",
-  path: "/tenants",
-  tags,
-  operationId: "listTenants",
-  ...routePermission("tenants:read"),
-  summary: "Tenants of an environment, with usage counts",
+const list = route("get", "/tenants", "tenants:read", {
+  operationId: "listTenants", summary: "Tenants of an environment, with usage counts",
   description:
     "API keys see the tenants of their allowlist (all tenants of their environment when the allowlist is empty " +
     "or the key has `admin:full`).",
-  security: userOrKey,
   request: { query: ListQuery },
   responses: {
     200: jsonContent(
       z.object({ tenants: z.array(TenantSchema), total: z.number().int(), limit: z.number().int(), offset: z.number().int() }),
       "Tenants",
     ),
-    ...errorResponses,
   },
 });
 tenantRoutes.openapi(list, async (c) => {
@@ -109,53 +102,33 @@ tenantRoutes.openapi(list, async (c) => {
   return c.json({ tenants: rows.map(publicTenant), total, limit: q.limit, offset: q.offset }, 200);
 });
 
-const get = createRoute({
-  method: "get",
-  path: "/tenants/{id}",
-  tags,
-  operationId: "getTenant",
-  ...routePermission("tenants:read"),
-  summary: "Tenant configuration, counts and storage used",
-  security: userOrKey,
-  request: { params: IdParam },
-  responses: { 200: jsonContent(TenantSchema, "The tenant"), ...errorResponses },
+const get = route("get", "/tenants/{id}", "tenants:read", {
+  operationId: "getTenant", summary: "Tenant configuration, counts and storage used",
+  responses: { 200: jsonContent(TenantSchema, "The tenant") },
 });
 tenantRoutes.openapi(get, async (c) => {
   const tenant = await tenantFor(c, c.req.valid("param").id, "tenants:read");
   return c.json(publicTenant(tenant), 200);
 });
 
-const create = createRoute({
-  method: "post",
-  path: "/tenants",
-  tags,
+const create = route("post", "/tenants", "tenants:write", {
   operationId: "createTenant",
-  ...routePermission("tenants:write"),
   summary: "Create a tenant (owner, billing_admin; keys need tenants:write and no tenant allowlist)",
   description:
     "`credits_pool` is allocated from the organization's available credits " +
     "(400 `insufficient_organization_credits` when it has fewer).",
-  security: userOrKey,
-  request: { body: jsonBody(CreateTenantBody) },
-  responses: { 201: jsonContent(TenantSchema, "The tenant"), ...errorResponses },
+  request: { body: jsonBody(CreateTenantBody) }, responses: { 201: jsonContent(TenantSchema, "The tenant") },
 });
 tenantRoutes.openapi(create, async (c) => {
   const tenant = await createTenantFor(c, c.req.valid("json"));
   return c.json(publicTenant(tenant), 201);
 });
 
-const update = createRoute({
-  method: "patch",
-  path: "/tenants/{id}",
-  tags,
-  operationId: "updateTenant",
-  ...routePermission("tenants:write"),
-  summary: "Update a tenant (owner, billing_admin)",
+const update = route("patch", "/tenants/{id}", "tenants:write", {
+  operationId: "updateTenant", summary: "Update a tenant (owner, billing_admin)",
   description:
     "Raising `credits_pool` takes credits from the organization's available credits; it cannot go below `credits_used`.",
-  security: userOrKey,
-  request: { params: IdParam, body: jsonBody(UpdateTenantBody) },
-  responses: { 200: jsonContent(TenantSchema, "The tenant"), ...errorResponses },
+  request: { body: jsonBody(UpdateTenantBody) }, responses: { 200: jsonContent(TenantSchema, "The tenant") },
 });
 tenantRoutes.openapi(update, async (c) => {
   const tenant = await tenantFor(c, c.req.valid("param").id, "tenants:write");
@@ -163,22 +136,13 @@ tenantRoutes.openapi(update, async (c) => {
   return c.json(publicTenant(updated), 200);
 });
 
-const remove = createRoute({
-  method: "delete",
-  path: "/tenants/{id}",
-  tags,
-  operationId: "deleteTenant",
-  ...routePermission("tenants:delete"),
-  summary: "Delete a tenant and everything it owns (irreversible)",
+const remove = route("delete", "/tenants/{id}", "tenants:delete", {
+  operationId: "deleteTenant", summary: "Delete a tenant and everything it owns (irreversible)",
   description: "Its unused credits return to the organization; used credits stay counted as used.",
-  security: userOrKey,
-  request: { params: IdParam },
-  responses: { 204: noContent, ...errorResponses },
+  responses: { 204: noContent },
 });
 tenantRoutes.openapi(remove, async (c) => {
-  const db = c.get("db");
   const tenant = await tenantFor(c, c.req.valid("param").id, "tenants:delete");
-  await runCleanup("tenant", { db, env: c.env, waitUntil: (p) => c.executionCtx.waitUntil(p) }, tenant.id);
-  await deleteTenant(db, tenant);
+  await deleteWithCleanup(c, "tenant", tenant.id, (db) => deleteTenant(db, tenant));
   return c.body(null, 204);
 });

@@ -1,8 +1,8 @@
-import { createRoute, z } from "@hono/zod-openapi";
-import { routePermission } from "../../auth/route-permission";
-import { ErrorSchema, IdParam, jsonContent } from "../../lib/openapi";
+import { z } from "@hono/zod-openapi";
+import { ErrorSchema, jsonContent } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import { receiveUpload, serveSignedDownload } from "../../services/documents/uploads";
+import { routesTagged } from "../define-route";
 
 /**
  * The Worker-signed upload and download URLs handed out by presign and
@@ -11,7 +11,7 @@ import { receiveUpload, serveSignedDownload } from "../../services/documents/upl
  * 15 minutes.
  */
 
-const tags = ["Documents"];
+const route = routesTagged(["Documents"]);
 const SignedQuery = z.object({
   expires: z.string().optional().openapi({ description: "Expiry, Unix seconds (part of the signature)" }),
   sig: z.string().optional().openapi({ description: "HMAC-SHA256 signature" }),
@@ -20,17 +20,12 @@ const err = (description: string) => ({ description, content: { "application/jso
 
 export const signedUrlRoutes = createRouter();
 
-const upload = createRoute({
-  method: "put",
-  path: "/uploads/{id}",
-  tags,
-  operationId: "uploadDocumentBytes",
-  ...routePermission("public"),
-  summary: "Upload a document's bytes to its signed upload URL (from presign)",
+const upload = route("put", "/uploads/{id}", "public", {
+  operationId: "uploadDocumentBytes", summary: "Upload a document's bytes to its signed upload URL (from presign)",
   description:
     "Send the raw file with `Content-Type` as given at presign and a `Content-Length` equal to `size_bytes`. " +
     "Processing starts automatically; poll GET /api/v1/documents/status.",
-  request: { params: IdParam, query: SignedQuery },
+  request: { query: SignedQuery },
   responses: {
     200: jsonContent(z.object({ document_id: z.string(), status: z.literal("queued") }), "Stored and queued for processing"),
     400: err("Size or Content-Type differs from the presign"),
@@ -46,14 +41,9 @@ signedUrlRoutes.openapi(upload, async (c) => {
   return c.json({ document_id: doc.id, status: "queued" as const }, 200);
 });
 
-const download = createRoute({
-  method: "get",
-  path: "/downloads/{id}",
-  tags,
-  operationId: "downloadDocumentBytes",
-  ...routePermission("public"),
-  summary: "Download a document's stored file through its signed download URL",
-  request: { params: IdParam, query: SignedQuery },
+const download = route("get", "/downloads/{id}", "public", {
+  operationId: "downloadDocumentBytes", summary: "Download a document's stored file through its signed download URL",
+  request: { query: SignedQuery },
   responses: {
     200: { description: "The stored bytes, as an attachment" },
     403: err("Missing, invalid or expired signature"),

@@ -1,4 +1,6 @@
 import { and, asc, eq } from "drizzle-orm";
+import type { Context } from "hono";
+import type { Permission } from "../../auth/permissions";
 import type { Database } from "../../db/client";
 import { a2aAgents, type A2aAgent, type KnowledgeBase } from "../../db/schema";
 import type { Env } from "../../env";
@@ -6,6 +8,8 @@ import { badRequest, notFound } from "../../lib/errors";
 import { newId } from "../../lib/ids";
 import { decryptSecret, encryptSecret, SecretUnreadable } from "../../lib/secrets";
 import { nowIso } from "../../lib/time";
+import type { AppEnv } from "../../types";
+import { knowledgeBaseFor } from "../knowledge-bases";
 import { fetchAgentCard, parseCardUrl } from "./card";
 
 /**
@@ -119,6 +123,18 @@ export async function a2aAgentOf(db: Database, kb: KnowledgeBase, id: string): P
     .get();
   if (!row) throw notFound("A2A agent");
   return row;
+}
+
+/** A registration of a knowledge base, the knowledge base authorized for `permission` (404 when either is missing or out of reach). */
+export async function a2aAgentFor(c: Context<AppEnv>, kbId: string, id: string, permission: Permission): Promise<A2aAgent> {
+  const kb = await knowledgeBaseFor(c, kbId, permission);
+  return a2aAgentOf(c.get("db"), kb, id);
+}
+
+/** A knowledge base's registrations as the API shows them (headers and metadata decrypted). */
+export async function publicA2aAgentsOf(env: Env, db: Database, kb: KnowledgeBase) {
+  const rows = await listA2aAgents(db, kb.id);
+  return { a2a_agents: await Promise.all(rows.map((r) => publicA2aAgent(env, r))) };
 }
 
 export interface A2aAgentInput {

@@ -161,3 +161,19 @@ export async function buildKbMcpServer(c: Ctx, key: KeyCaller) {
 
   return server;
 }
+
+/**
+ * One Streamable HTTP request to the knowledge-base MCP server, stateless (a server per request, JSON
+ * responses): the SDK's transport reads the JSON-RPC request and answers with a plain Response.
+ */
+export async function answerKbMcp(c: Ctx, key: KeyCaller): Promise<Response> {
+  const { WebStandardStreamableHTTPServerTransport } = await import("@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js");
+  const server = await buildKbMcpServer(c, key);
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  await server.connect(transport);
+  try {
+    return await transport.handleRequest(c.req.raw);
+  } finally {
+    c.executionCtx.waitUntil(server.close().catch(() => {}));
+  }
+}

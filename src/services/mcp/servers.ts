@@ -190,3 +190,16 @@ export async function setEnabledServersOfChat(db: Database, chat: Chat, ids: str
 export function chatServerView(servers: McpServer[], enabled: Set<string>) {
   return servers.map((s) => ({ id: s.id, name: s.name, url: s.url, status: s.status, tool_count: s.toolCount, enabled: enabled.has(s.id) }));
 }
+
+/** The organization's servers, each marked with whether this chat enables it. */
+export async function serversOfChat(db: Database, chat: Chat) {
+  const [all, enabled] = await Promise.all([listMcpServers(db, chat.organizationId), enabledServersOfChat(db, chat)]);
+  return { servers: chatServerView(all, new Set(enabled.map((s) => s.id))) };
+}
+
+/** Replaces the chat's enabled servers; every id must be a registration of the chat's organization (400 naming it). */
+export async function replaceServersOfChat(db: Database, chat: Chat, ids: string[]) {
+  await assertServersOfOrganization(db, chat.organizationId, ids, "body.enabled_mcp_server_ids");
+  await setEnabledServersOfChat(db, chat, ids);
+  return { servers: chatServerView(await listMcpServers(db, chat.organizationId), new Set(ids)) };
+}

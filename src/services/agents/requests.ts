@@ -1,0 +1,99 @@
+import type { Context } from "hono";
+import type { Agent, AgentRun } from "../../db/schema";
+import { notFound } from "../../lib/errors";
+import type { AppEnv } from "../../types";
+import { actorOf, assertCanSpend } from "../billing/metering";
+import { assertNotTerminated, assertSubjectParam, ownsChat } from "../chats/access";
+import { getChat } from "../chats/chats";
+import { stopTurn } from "../chats/session";
+import { assertKnowledgeBaseActive, resolveModel } from "../chats/turns";
+import { getKnowledgeBase } from "../knowledge-bases";
+import { assertActive } from "./agents";
+import { executeRunJson, executeRunStream } from "./execute";
+import { cancelRun, chatAgentId, getRun, listRuns, publicRun, runVisible, startRun, type RunViewer } from "./runs";
+
+/** What the runs API does for its caller: start a run (JSON or stream), list, read and stop runs. */
+
+export interface RunRequest {
+  content: string;
+  /** Continue this chat of the agent (the caller's own). */
+  chat_id?: string;
+  external_subject_id?: string;
+}
+
+/** Whose runs a caller sees: a user their own, API keys the runs started by keys. */
+export function viewerOf(c: Context<AppEnv>): RunViewer {
+  const caller = c.get("caller");
+  return caller.type === "user" ? { userId: caller.user.id } : { apiKey: true };
+}
+
+/** Authorizes and prepares a run (JSON and stream alike): every refusal comes before any work. */
+async function prepareRun(c: Context<AppEnv>, agent: Agent, body: RunRequest, streaming: boolean) {
+  const caller = c.get("caller");
+  const db = c.get("db");
+  assertSubjectParam(caller, body.external_subject_id);
+  assertActive(agent);
+  let chat = null;
+  if (body.chat_id) {
+    chat = await getChat(db, body.chat_id.toLowerCase());
+    // Only a chat of this agent that the caller owns; anything else is not found.
+    if (!chat || chatAgentId(chat) !== agent.id || chat.tenantId !== agent.tenantId || !ownsChat(caller, chat, body.external_subject_id)) {
+      throw notFound("Chat");
+    }
+    assertNotTerminated(chat);
+  }
+  const kb = await getKnowledgeBase(db, agent.knowledgeBaseId);
+  if (!kb) throw notFound("Knowledge base");
+  assertKnowledgeBaseActive(kb);
+  resolveModel(c, agent.config.model, "model");
+  await assertCanSpend(db, agent.tenantId);
+  return startRun(db, {
+    agent,
+    kb,
+    trigger: "api",
+    content: body.content,
+    actor: actorOf(caller),
+    subject: caller.type === "user" ? `user:${caller.user.id}` : body.external_subject_id ? `ext:${body.external_subject_id}` : `key:${caller.key.id}`,
+    chat,
+    owner: {
+      userId: caller.type === "user" ? caller.user.id : null,
+      apiKeyId: caller.type === "api_key" ? caller.key.id : null,
+      externalSubjectId: body.external_subject_id ?? null,
+    },
+    stream: streaming,
+  });
+}
+
+/** Runs the agent to its complete answer. */
+export async function runAgentToAnswer(c: Context<AppEnv>, agent: Agent, body: RunRequest) {
+  const { cmd, chat } = await prepareRun(c, agent, body, false);
+  const { outcome, run } = await executeRunJson(c.env, c.get("db"), cmd);
+  return { run: publicRun(run), chat_id: chat.id, assistant_message: outcome.assistant_message, usage: outcome.usage };
+}
+
+/** Runs the agent as a live SSE stream (the response carries X-Run-Id). */
+export async function streamAgentRun(c: Context<AppEnv>, agent: Agent, body: RunRequest): Promise<Response> {
+  const { cmd } = await prepareRun(c, agent, body, true);
+  return executeRunStream(c.env, c.get("db"), cmd, (p) => c.executionCtx.waitUntil(p));
+}
+
+export async function listRunsOf(c: Context<AppEnv>, agent: Agent, q: { limit: number; offset: number; status?: AgentRun["status"] }) {
+  const { rows, total } = await listRuns(c.get("db"), agent.id, { ...q, viewer: viewerOf(c) });
+  return { runs: rows.map(publicRun), total, limit: q.limit, offset: q.offset };
+}
+
+/** A run of this agent that the caller may see (404 otherwise). */
+export async function visibleRunOf(c: Context<AppEnv>, agent: Agent, runId: string): Promise<AgentRun> {
+  const run = await getRun(c.get("db"), runId);
+  if (!run || run.agentId !== agent.id || !(await runVisible(c.get("db"), run.id, viewerOf(c)))) throw notFound("Run");
+  return run;
+}
+
+/** Stops a run in flight: it becomes cancelled and its turn saves the partial output into it. */
+export async function stopRunOf(c: Context<AppEnv>, agent: Agent, runId: string) {
+  const db = c.get("db");
+  const run = await visibleRunOf(c, agent, runId);
+  const stopped = await cancelRun(db, run.id);
+  if (stopped && run.chatId) await stopTurn(c.env, run.chatId);
+  return { stopped, run: publicRun((await getRun(db, run.id))!) };
+}
