@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { createDb } from "../db/client";
+import type { KnowledgeBase } from "../db/schema";
 import type { Env } from "../env";
 import { config } from "../lib/config";
 import { runTurn, type TurnRequest, type TurnResult } from "../services/answer/turn";
@@ -22,6 +23,8 @@ import { emptyToolSettings } from "../services/tools/types";
  */
 export interface TurnCommand {
   chatId: string;
+  /** The chat's knowledge base as the Worker loaded and checked it (saves the Durable Object a query). */
+  kb?: KnowledgeBase;
   content: string;
   modelId: string;
   mode: "quick" | "deep";
@@ -92,7 +95,7 @@ export class ChatSession extends DurableObject<Env> {
 
     const db = createDb(this.env.DB);
     const chat = await getChat(db, cmd.chatId);
-    const kb = chat ? await getKnowledgeBase(db, chat.knowledgeBaseId) : undefined;
+    const kb = !chat ? undefined : cmd.kb?.id === chat.knowledgeBaseId ? cmd.kb : await getKnowledgeBase(db, chat.knowledgeBaseId);
     const model = getModel(this.env, cmd.modelId);
     if (!chat || !kb || !model) {
       return Response.json({ error: { code: "not_found", message: "Chat not found" } }, { status: 404 });

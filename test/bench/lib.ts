@@ -5,7 +5,7 @@
  * directly (type stripping): only erasable TypeScript here.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { createWriteStream, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
@@ -50,7 +50,7 @@ export function startServer(stateDir: string, port: number, vars: Record<string,
   const all: Record<string, string> = { PUBLIC_BASE_URL: base, SIGNUP_THROTTLE_MAX: "0", RATE_LIMITS: "off", ...vars };
   const args = ["wrangler", "dev", "--port", String(port), "--ip", "127.0.0.1", "--persist-to", stateDir];
   for (const [k, v] of Object.entries(all)) args.push("--var", `${k}:${v}`);
-  return spawn("npx", args, { cwd: root, env, detached: true, stdio: ["ignore", "ignore", "pipe"] });
+  return spawn("npx", args, { cwd: root, env, detached: true, stdio: ["ignore", process.env.BENCH_DEV_LOG ? "pipe" : "ignore", "pipe"] });
 }
 
 /** A throwaway state directory, in memory (/dev/shm) when the machine has one: the figures are not about the disk. */
@@ -122,6 +122,8 @@ export async function startDevServer(opts: { port: number; vars?: Record<string,
   const child = startServer(stateDir, opts.port, opts.vars);
   let stderr = "";
   child.stderr?.on("data", (d) => (stderr = (stderr + d).slice(-4000)));
+  // BENCH_DEV_LOG=<file>: the dev server's own output (its console.log lines), for looking into a figure.
+  if (process.env.BENCH_DEV_LOG) child.stdout?.pipe(createWriteStream(process.env.BENCH_DEV_LOG));
   const base = `http://127.0.0.1:${opts.port}`;
   const stop = async () => {
     await stopServer(child);

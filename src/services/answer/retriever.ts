@@ -6,10 +6,12 @@ import { searchKnowledgeBase } from "../retrieval/search";
 import type { Retriever } from "./types";
 
 /** The answer pipeline's view of knowledge-base search (src/services/retrieval). */
-export function createRetriever(db: Database, env: Env, kb: Pick<KnowledgeBase, "id">, actor?: Actor | null): Retriever {
+export function createRetriever(db: Database, env: Env, kb: Pick<KnowledgeBase, "id"> | KnowledgeBase, actor?: Actor | null): Retriever {
+  // A whole row (a turn's) spares the search its lookup; an id alone is looked up.
+  const knowledgeBase = "organizationId" in kb ? kb : undefined;
   return async (query, limit, signal) => {
     signal?.throwIfAborted();
-    const passages = await searchKnowledgeBase(env, db, { knowledgeBaseId: kb.id, query, limit, actor });
+    const passages = await searchKnowledgeBase(env, db, { knowledgeBaseId: kb.id, knowledgeBase, query, limit, actor });
     return passages.map((p) => ({
       document_id: p.document_id,
       filename: p.filename,

@@ -1,7 +1,7 @@
 import { newId } from "../../lib/ids";
 import { appendMessage, publicMessage } from "../chats/chats";
 import { ProviderError } from "../models/llm";
-import { assembleToolbox } from "../tools/toolbox";
+import { assembleToolbox, type Toolbox } from "../tools/toolbox";
 import type { TurnScope } from "../tools/types";
 import { isLocal, publishSources, type TurnContext, type TurnDeps, type TurnRequest, type TurnResult } from "./context";
 import { sanitizeCitations } from "./prompt";
@@ -26,6 +26,9 @@ export type { TurnDeps, TurnRequest, TurnResult } from "./context";
  * toolbox), never by a copy of the pipeline.
  */
 export async function runTurn(deps: TurnDeps, req: TurnRequest, emit: Emit, signal: AbortSignal): Promise<TurnResult> {
+  const scope = turnScope(deps, req);
+  // The toolbox does not depend on the user message: assembled while it is written (it never rejects).
+  const toolbox = assembleToolbox(scope, req.tools);
   const userMessage = await appendMessage(deps.db, req.chat.id, {
     role: "user",
     content: req.content,
@@ -37,7 +40,7 @@ export async function runTurn(deps: TurnDeps, req: TurnRequest, emit: Emit, sign
   });
   await emit({ type: "user_message", message: publicMessage(userMessage), ...(req.runId ? { run_id: req.runId } : {}) });
 
-  const ctx = await createContext(deps, req, emit, signal);
+  const ctx = createContext(deps, req, scope, await toolbox, emit, signal);
   const outcome = await answer(ctx, userMessage);
 
   const assistantId = newId("msg");
@@ -56,8 +59,8 @@ export async function runTurn(deps: TurnDeps, req: TurnRequest, emit: Emit, sign
   };
 }
 
-async function createContext(deps: TurnDeps, req: TurnRequest, emit: Emit, signal: AbortSignal): Promise<TurnContext> {
-  const scope: TurnScope = {
+function turnScope(deps: TurnDeps, req: TurnRequest): TurnScope {
+  return {
     db: deps.db,
     env: deps.env,
     chat: req.chat,
@@ -69,6 +72,9 @@ async function createContext(deps: TurnDeps, req: TurnRequest, emit: Emit, signa
     runId: req.runId ?? null,
     depth: req.depth ?? 0,
   };
+}
+
+function createContext(deps: TurnDeps, req: TurnRequest, scope: TurnScope, toolbox: Toolbox, emit: Emit, signal: AbortSignal): TurnContext {
   const ledger = new SourceLedger();
   return {
     deps,
@@ -76,7 +82,7 @@ async function createContext(deps: TurnDeps, req: TurnRequest, emit: Emit, signa
     scope,
     emit,
     signal,
-    toolbox: await assembleToolbox(scope, req.tools),
+    toolbox,
     ledger,
     runner: new ToolRunner(scope, ledger, emit, signal),
     used: { input_tokens: 0, output_tokens: 0 },

@@ -184,13 +184,14 @@ export async function appendMessage(
   // seq is computed in the same statement; UNIQUE(chat_id, seq) guards races.
   for (let attempt = 0; ; attempt++) {
     try {
-      await db.run(sql`
+      // One round trip: the row is known but for its seq, which RETURNING gives back.
+      const [inserted] = await db.all<{ seq: number }>(sql`
         INSERT INTO messages (id, chat_id, seq, role, content, status, metadata, created_at)
         SELECT ${id}, ${chatId}, COALESCE(MAX(seq), 0) + 1, ${input.role}, ${input.content},
                ${input.status ?? "complete"}, ${JSON.stringify(metadata)}, ${createdAt}
-        FROM messages WHERE chat_id = ${chatId}`);
-      const row = await db.select().from(messages).where(eq(messages.id, id)).get();
-      return row!;
+        FROM messages WHERE chat_id = ${chatId}
+        RETURNING seq`);
+      return { id, chatId, seq: inserted!.seq, role: input.role, content: input.content, status: input.status ?? "complete", metadata, createdAt };
     } catch (e) {
       if (attempt < 3 && isUniqueViolation(e)) continue;
       throw e;

@@ -95,6 +95,9 @@ export async function createChatWithFirstTurn(c: Context<AppEnv>, body: CreateCh
 /** Authorizes and validates a message for an existing chat (JSON send and stream alike): the turn command. */
 export async function sendCommand(c: Context<AppEnv>, chatId: string, body: SendMessageInput) {
   const { chat } = await authorizeChat(c, chatId, body.external_subject_id);
+  // Started now, so it overlaps the knowledge base query; prepareTurn reports it in its order.
+  const spend = assertCanSpend(c.get("db"), chat.tenantId);
+  spend.catch(() => {});
   const kb = await getKnowledgeBase(c.get("db"), chat.knowledgeBaseId);
   if (!kb) throw notFound("Knowledge base");
   return prepareTurn(c, c.get("caller"), chat, kb, {
@@ -104,5 +107,6 @@ export async function sendCommand(c: Context<AppEnv>, chatId: string, body: Send
     websearch: body.websearch_enable,
     operation: "chat",
     extras: body,
+    spend,
   });
 }

@@ -116,6 +116,8 @@ export async function prepareTurn(
     chunkCount?: number;
     extras: TurnExtras;
     images?: TurnCommand["images"];
+    /** The credit check, when the caller could start it earlier (assertCanSpend of the chat's tenant). */
+    spend?: Promise<void>;
   },
 ): Promise<TurnCommand> {
   if (chat.terminatedAt) {
@@ -123,11 +125,18 @@ export async function prepareTurn(
   }
   assertKnowledgeBaseActive(kb);
   const db = c.get("db");
+  // The credit check runs alongside the extras, but the extras' 400s still come before its 402.
+  const spend = (input.spend ?? assertCanSpend(db, chat.tenantId)).then(
+    () => null,
+    (e: unknown) => e,
+  );
   const { skills, attachments, subject, toolSettings } = await resolveTurnExtras(c, caller, chat, input);
   // New model work needs available credits; refused before any model call.
-  await assertCanSpend(db, chat.tenantId);
+  const refused = await spend;
+  if (refused) throw refused;
   return {
     chatId: chat.id,
+    kb,
     content: input.content,
     modelId: input.model.id,
     mode: input.mode,

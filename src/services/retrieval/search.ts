@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
+import type { KnowledgeBase } from "../../db/schema";
 import type { Env } from "../../env";
 import { retrievalConfig } from "../../lib/config";
 import { ApiError } from "../../lib/errors";
@@ -59,6 +60,8 @@ export interface RetrievalStages {
 
 export interface SearchOptions {
   knowledgeBaseId: string;
+  /** The knowledge base's row when the caller already has it (a turn does): saves its lookup. */
+  knowledgeBase?: KnowledgeBase;
   query: string;
   /** Passages to return (default 10, at most 200; the endpoints allow 50). */
   limit?: number;
@@ -142,7 +145,7 @@ async function timed<T>(timings: Record<string, number> | undefined, name: strin
 
 export async function searchKnowledgeBase(env: Env, db: Database, opts: SearchOptions): Promise<Passage[]> {
   const limit = Math.max(1, Math.min(opts.limit ?? 10, 200));
-  const kb = await getKnowledgeBase(db, opts.knowledgeBaseId);
+  const kb = opts.knowledgeBase?.id === opts.knowledgeBaseId ? opts.knowledgeBase : await getKnowledgeBase(db, opts.knowledgeBaseId);
   if (!kb) throw new ApiError("not_found", "Knowledge base not found");
   const config = retrievalConfig(env);
 

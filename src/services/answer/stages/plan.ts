@@ -38,14 +38,16 @@ function retrievalQuery(content: string, history: History): string {
  */
 export async function planStage(ctx: TurnContext, history: History): Promise<PlanResult> {
   const { req } = ctx;
-  const context = await gatherContext(ctx);
   const query = retrievalQuery(req.content, history);
   let parts = [req.content];
   let finishTodo: PlanResult["finishTodo"] = null;
   let passages: Passage[];
+  let context: Passage[];
   if (req.mode === "quick") {
-    passages = await searchKb(ctx, query, req.chunkCount ?? QUICK_PASSAGES);
+    // Independent, and the quick search emits no events: memory and the knowledge base are searched together.
+    [context, passages] = await Promise.all([gatherContext(ctx), searchKb(ctx, query, req.chunkCount ?? QUICK_PASSAGES)]);
   } else {
+    context = await gatherContext(ctx);
     parts = decompose(req.content);
     if (!parts.length) parts = [req.content];
     const deep = await deepSearch(ctx, parts, query);
