@@ -5,7 +5,8 @@ import type { Permission } from "../../auth/permissions";
 import type { AppEnv } from "../../types";
 import { getKnowledgeBase, knowledgeBaseScope } from "../knowledge-bases";
 import { memoryWithin, subjectFilter, tenantFor } from "./access";
-import { deleteMemory, EMPTY_GRAPH, listMemories, memoryGraph, publicMemory } from "./memories";
+import { EMPTY_GRAPH, listMemories, memoryGraph } from "./lists";
+import { deleteMemory, publicMemory } from "./memories";
 import { getMemorySettings } from "./settings";
 
 /**

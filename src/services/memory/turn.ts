@@ -4,7 +4,8 @@ import { assertCanSpend, recordUsage } from "../billing/metering";
 import { getModel } from "../models/registry";
 import type { AfterTurnHook, ContextProvider, TurnScope } from "../tools/types";
 import { extractableText, extractByRules, extractWithModel, worthAsking, type Extracted } from "./extract";
-import { forgetMatching, recallMemories, setSourceMessage, writeMemory, type RecalledMemory } from "./memories";
+import { forgetMatching, setSourceMessage, writeMemory } from "./memories";
+import { recallMemories, type RecalledMemory } from "./recall";
 import { explicitCommands, kindOf } from "./rules";
 import { memorySpaceFor, type MemorySpace } from "./settings";
 

@@ -1,0 +1,136 @@
+import { sql } from "drizzle-orm";
+import { batchSql } from "../../db/batch";
+import type { Memory } from "../../db/schema";
+import { retrievalConfig } from "../../lib/config";
+import { embedderFor } from "../embeddings";
+import { meterEmbedding } from "../embeddings/metering";
+import { porterStem, words } from "../retrieval/tokenize";
+import { matchWords } from "./rules";
+import type { MemorySpace } from "./settings";
+import { FTS_CANDIDATES, fromRow, matchExpression, MAX_MEMORIES_PER_SPACE, type MemoryRow, type WriteContext } from "./memories";
+
+/**
+ * Recall: lexical (FTS5 over the subject's memory space, BM25 with that space's statistics) and vector (the
+ * configured embedder; vectors stored on the row, cosine over the space), fused by weighted reciprocal rank
+ * fusion as document retrieval does (services/retrieval/search.ts).
+ */
+
+/** Memories recalled into a turn. */
+export const RECALL_LIMIT = 3;
+/** Lexical hits weaker than this share of the best one are not recalled (one shared word among many). */
+const RELATIVE_CUTOFF = 0.5;
+/** A memory found only by the vector leg is recalled at this cosine or above (learned embedding models only). */
+const VECTOR_ONLY_MIN = 0.45;
+const BM25_K1 = 1.2;
+const BM25_B = 0.75;
+
+
+export interface RecalledMemory {
+  memory: Memory;
+  score: number;
+  scores: { fts: number | null; vector: number | null };
+}
+
+function cosine(a: number[], b: number[]): number {
+  if (a.length !== b.length) return 0;
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i] * b[i];
+    na += a[i] * a[i];
+    nb += b[i] * b[i];
+  }
+  return na && nb ? dot / Math.sqrt(na * nb) : 0;
+}
+
+type Hit = { row: MemoryRow; score: number };
+type Space = Pick<MemorySpace, "scopeKey" | "organizationId" | "tenantId">;
+
+/** FTS5 finds the space's memories holding any query word; BM25 with the space's own statistics; weak hits cut. */
+async function lexicalRecall(db: WriteContext["db"], space: Space, terms: string[]): Promise<Hit[]> {
+  if (!terms.length) return [];
+  const [cands, total] = await batchSql(db, [
+    sql`SELECT m.* FROM (
+          SELECT rowid, rank FROM memories_fts WHERE memories_fts MATCH ${matchExpression(space.scopeKey, terms)} ORDER BY rank LIMIT ${FTS_CANDIDATES}
+        ) f CROSS JOIN memories m ON m.seq = f.rowid WHERE m.scope_key = ${space.scopeKey}`,
+    sql`SELECT count(*) AS n FROM memories WHERE scope_key = ${space.scopeKey}`,
+  ]);
+  const rows = (cands.results ?? []) as MemoryRow[];
+  const n = Math.max(((total.results?.[0] as { n: number } | undefined)?.n ?? rows.length), rows.length);
+  const scored = bm25(rows, [...new Set(terms.map(porterStem))], n);
+  scored.sort((a, b) => b.score - a.score);
+  const best = scored[0]?.score ?? 0;
+  return scored.filter((s) => s.score > 0 && s.score >= best * RELATIVE_CUTOFF);
+}
+
+function bm25(rows: MemoryRow[], stems: string[], spaceSize: number): Hit[] {
+  const docs = rows.map((r) => {
+    const tf = new Map<string, number>();
+    const ws = words(r.content).map(porterStem);
+    for (const w of ws) tf.set(w, (tf.get(w) ?? 0) + 1);
+    return { row: r, tf, len: ws.length };
+  });
+  const avg = docs.reduce((s, d) => s + d.len, 0) / (docs.length || 1) || 1;
+  const df = new Map(stems.map((s) => [s, docs.filter((d) => d.tf.has(s)).length]));
+  return docs.map((d) => {
+    let score = 0;
+    for (const s of stems) {
+      const f = d.tf.get(s) ?? 0;
+      if (!f) continue;
+      const idf = Math.log(1 + (spaceSize - df.get(s)! + 0.5) / (df.get(s)! + 0.5));
+      score += (idf * f * (BM25_K1 + 1)) / (f + BM25_K1 * (1 - BM25_B + (BM25_B * d.len) / avg));
+    }
+    return { row: d.row, score };
+  });
+}
+
+/** The query's embedding against the space's stored vectors of the same model (full-text only when unavailable). */
+async function vectorRecall(ctx: WriteContext, space: Space, query: string): Promise<{ hits: Hit[]; provider: string }> {
+  const { db, env } = ctx;
+  if (!query.trim()) return { hits: [], provider: "hash" };
+  try {
+    let tokens = 0;
+    const embedder = embedderFor(env, { onUsage: (t) => (tokens += t) });
+    const rows = await db.all<MemoryRow>(sql`SELECT * FROM memories WHERE scope_key = ${space.scopeKey}
+      AND embedding_model = ${embedder.model} ORDER BY updated_at DESC LIMIT ${MAX_MEMORIES_PER_SPACE}`);
+    if (!rows.length) return { hits: [], provider: embedder.provider };
+    const [q] = await embedder.embed([query], "query");
+    await meterEmbedding(db, env, { organizationId: space.organizationId, tenantId: space.tenantId, model: embedder.model, tokens, actor: ctx.actor });
+    const hits = rows
+      .map((row) => ({ row, score: cosine(q, JSON.parse(row.embedding!) as number[]) }))
+      .filter((h) => h.score > 0)
+      .sort((a, b) => b.score - a.score)
+      .slice(0, FTS_CANDIDATES);
+    return { hits, provider: embedder.provider };
+  } catch (e) {
+    console.warn("memory vector recall unavailable; full-text only:", e);
+    return { hits: [], provider: "hash" };
+  }
+}
+
+/**
+ * The memories of a space most relevant to `query`, best first: the lexical and the vector leg fused by
+ * weighted reciprocal rank fusion with the weights document retrieval uses. Without a shared word, only a
+ * learned model's close match is recalled.
+ */
+export async function recallMemories(ctx: WriteContext, space: Space, query: string, limit = RECALL_LIMIT): Promise<RecalledMemory[]> {
+  const config = retrievalConfig(ctx.env);
+  const [lex, vec] = await Promise.all([lexicalRecall(ctx.db, space, matchWords(query)), vectorRecall(ctx, space, query)]);
+  const vectorWeight = config.vectorWeight(vec.provider);
+  const fused = new Map<string, { row: MemoryRow; score: number; fts: number | null; vector: number | null }>();
+  lex.forEach((h, i) => fused.set(h.row.id, { row: h.row, score: config.lexicalWeight / (config.rrfK + i + 1), fts: h.score, vector: null }));
+  vec.hits.forEach((h, i) => {
+    const cur = fused.get(h.row.id);
+    if (cur) {
+      cur.score += vectorWeight / (config.rrfK + i + 1);
+      cur.vector = h.score;
+    } else if (vec.provider !== "hash" && h.score >= VECTOR_ONLY_MIN) {
+      fused.set(h.row.id, { row: h.row, score: vectorWeight / (config.rrfK + i + 1), fts: null, vector: h.score });
+    }
+  });
+  return [...fused.values()]
+    .sort((a, b) => b.score - a.score)
+    .slice(0, limit)
+    .map((f) => ({ memory: fromRow(f.row), score: f.score, scores: { fts: f.fts, vector: f.vector } }));
+}
