@@ -1,9 +1,9 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { catalogEntry } from "../../src/services/connectors/connections";
 import { CATALOG } from "../../src/services/connectors/catalog";
 import { call, createKey, createOrg, expectError, expectStatus, signup } from "../helpers";
 import { SLUGS } from "./helpers";
+import { catalogEntry } from "../../src/services/connectors/listing";
 
 describe("connector catalog", () => {
   it("pages through the six apps with their tools, each with a search tool", async () => {

@@ -175,7 +175,8 @@ describe("connecting an app: add → provider → callback → status", () => {
     expectError(await call("/connectors/status", { ...auth, body: { slugs: ["github", "nope"] } }), 400);
     expectError(await call("/connectors/status", { ...auth, body: { slugs: [] } }), 400);
     // An app whose OAuth client is not configured cannot be added.
-    const { startConnect, userOwner } = await import("../../src/services/connectors/connections");
+    const { startConnect } = await import("../../src/services/connectors/connect");
+    const { userOwner } = await import("../../src/services/connectors/connections");
     const { createDb } = await import("../../src/db/client");
     const unconfigured = { ...env, CONNECTORS: JSON.stringify({ github: { client_id: "x", client_secret: "y" } }) };
     await expect(startConnect({ db: createDb(env.DB), env: unconfigured }, userOwner(user.id), "jira", DONE)).rejects.toThrow(/not available/);

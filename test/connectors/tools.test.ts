@@ -117,7 +117,7 @@ describe("connector tools in the toolbox", () => {
     const user = await signup();
     await connect({ cookie: user.cookie }, "linear");
     const guarded = { ...env, CONNECTOR_ENDPOINTS: JSON.stringify({ linear: { authorize_url: "http://10.0.0.1/a", token_url: "http://10.0.0.1/t", api_base_url: "http://10.0.0.1/api" } }) };
-    const { runConnectorTool } = await import("../../src/services/connectors/connections");
+    const { runConnectorTool } = await import("../../src/services/connectors/use");
     await expect(runConnectorTool({ db: createDb(env.DB), env: guarded }, `user:${user.id}`, "linear", "search", { query: "refund" }, AbortSignal.timeout(5000))).rejects.toThrow(/not an allowed address/);
   });
 });

@@ -2,12 +2,14 @@ import { z } from "@hono/zod-openapi";
 import { badRequest } from "../../lib/errors";
 import { jsonBody, jsonContent, noContent } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
-import { catalogBySlugs, completeConnect, connectionStatuses, disconnect, listCatalog, startConnect } from "../../services/connectors/connections";
 import { connectorOwnerFor } from "../../services/connectors/owner";
 import {
   AddBody, AddResponse, BySlugsBody, CallbackQuery, CatalogQuery, ConnectorSchema, OwnerQuery, SlugParam, StatusBody, StatusSchema,
 } from "./schemas";
 import { routesTagged } from "../define-route";
+import { completeConnect, startConnect } from "../../services/connectors/connect";
+import { catalogBySlugs, listCatalog } from "../../services/connectors/listing";
+import { connectionStatuses, disconnect } from "../../services/connectors/status";
 
 const route = routesTagged(["Connectors"]);
 

@@ -1,8 +1,9 @@
 import { ApiError } from "../../lib/errors";
 import type { Tool, ToolProvider } from "../tools/types";
 import { connectorBySlug } from "./catalog";
-import { ConnectionUnusable, ownerKeyOfSubject, runConnectorTool, unconnectedSlugs } from "./connections";
+import { ownerKeyOfSubject } from "./connections";
 import { ProviderError } from "./types";
+import { ConnectionUnusable, runConnectorTool, unconnectedSlugs } from "./use";
 
 /**
  * Connected apps in turns (API-DECISIONS "Connectors", "One agent loop with a toolbox"): each app named in
