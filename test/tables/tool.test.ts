@@ -3,7 +3,6 @@ import { describe, expect, it } from "vitest";
 import { planAggregate } from "../../src/services/tables/aggregate";
 import { buildChart } from "../../src/services/tables/chart";
 import { listKbTables } from "../../src/services/tables/service";
-import type { TableInfo } from "../../src/services/tables/store";
 import { sqlProvider, sqlQueryTool } from "../../src/services/tables/tool";
 import { getKnowledgeBase } from "../../src/services/knowledge-bases";
 import { TOOL_PROVIDERS } from "../../src/services/tools/registry";
@@ -11,6 +10,7 @@ import { call, createKb, createOrg, expectStatus } from "../helpers";
 import { db } from "../documents/doc-helpers";
 import { newChat, readSse, streamMessage } from "../chats/chat-helpers";
 import { kbWithCsv, SALES } from "./table-helpers";
+import type { TableInfo } from "../../src/services/tables/catalog";
 
 async function kbWithSales(prompt: Record<string, string> = {}) {
   const { org, kb, auth, docId: id } = await kbWithCsv(SALES, "sales.csv", prompt);

@@ -1,7 +1,7 @@
 import type { Env } from "../../env";
 import { CATALOG, connectorBySlug } from "./catalog";
 import { clientCredentials } from "./config";
-import { type ConnectorDefinition } from "./types";
+import type { ConnectorDefinition } from "./types";
 
 /** The connector catalog as the API lists it (slug, name, description, logo, category). */
 

@@ -1,6 +1,6 @@
 import { stem, words } from "../../lib/text";
 import { quoteIdent } from "./names";
-import type { StoredColumn, TableInfo } from "./store";
+import type { StoredColumn, TableInfo } from "./catalog";
 
 /**
  * The offline plan of `sql__query` for `local-extractive`, which cannot write

@@ -3,8 +3,8 @@ import type { DocumentKind } from "../documents/types";
 import { tableSources, TABULAR_KINDS, type TableSource } from "./extract";
 import { ColumnInference, convertCell, type Cell } from "./infer";
 import { columnNames, tableBaseName } from "./names";
-import type { CommitTable, StoredColumn } from "./store";
 import { tablesStore } from "./service";
+import type { CommitTable, StoredColumn } from "./catalog";
 
 /**
  * Limits of connected data (README "Connected data"). Past them a table is

@@ -4,7 +4,8 @@ import type { Env } from "../../env";
 import { ApiError } from "../../lib/errors";
 import { registerCleanup } from "../cleanup";
 import type { Cell } from "./infer";
-import type { KbTables, TableInfo } from "./store";
+import type { KbTables } from "./store";
+import type { TableInfo } from "./catalog";
 
 /** Rows a query returns at most (more -> the first ones and `truncated`). */
 export const SQL_MAX_ROWS = 1_000;

@@ -1,8 +1,10 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../env";
-import type { Cell, ColumnFormat, ColumnType } from "./infer";
+import type { Cell } from "./infer";
 import { quoteIdent, uniqueName } from "./names";
 import { checkSqlText } from "./sql-guard";
+import { CATALOG, type CatalogRow, type CommitTable, sqlType, type StageInput, STAGING, type TableInfo, toInfo } from "./catalog";
+import { databaseReason, programRefusal, type ProgramStep, WRAP_PREFIX } from "./program";
 
 /**
  * The knowledge base's SQL store: one SQLite-backed Durable Object per
@@ -14,136 +16,16 @@ import { checkSqlText } from "./sql-guard";
  * Every RPC method returns plain JSON (STACK-WAVE2: DO RPC return types).
  */
 
-export interface StoredColumn {
-  name: string;
-  type: ColumnType;
-  format?: ColumnFormat;
-  /** The header as it was in the file. */
-  source: string;
-}
-
-export interface TableInfo {
-  name: string;
-  document_id: string;
-  filename: string;
-  /** Sheet (XLSX) or key (JSON object) the table came from. */
-  part: string | null;
-  columns: StoredColumn[];
-  row_count: number;
-  /** Data rows in the file; more than row_count when the table was cut at the row limit. */
-  source_row_count: number;
-  truncated: boolean;
-  /** Columns of the file left out (past the column limit). */
-  dropped_columns: number;
-  created_at: string;
-}
-
-export interface StageInput {
-  documentId: string;
-  generation: number;
-  columns: StoredColumn[];
-}
-
-export interface CommitTable {
-  stage: string;
-  baseName: string;
-  part: string | null;
-  columns: StoredColumn[];
-  sourceRowCount: number;
-  truncated: boolean;
-  droppedColumns: number;
-}
-
 export type QueryOutcome =
   | { ok: true; columns: string[]; rows: Cell[][]; row_count: number; truncated: boolean; elapsed_ms: number }
   | { ok: false; code: "invalid_sql" | "query_timeout"; message: string };
 
-/** Opcodes of a program that writes to the database or its schema (https://sqlite.org/opcode.html). */
-const WRITE_OPCODES = new Set([
-  "OpenWrite", "CreateBtree", "Destroy", "Clear", "ParseSchema", "DropTable", "DropIndex", "DropTrigger", "SetCookie",
-  "VCreate", "VDestroy", "VUpdate", "VBegin", "VRename", "Vacuum", "IncrVacuum", "JournalMode", "Checkpoint",
-  "LoadAnalysis", "SqlExec", "IntegrityCk", "Expire", "TableLock",
-]);
-/** Functions refused even where the runtime would have them (it already refuses extension loading). */
-const REFUSED_FUNCTIONS = new Set(["load_extension", "readfile", "writefile", "edit", "fts3_tokenizer", "sqlite_dbpage", "zipfile", "sqlar_uncompress"]);
-
-/** The prefix of the wrapped query: offsets in SQLite's messages are shifted back by its length. */
-const WRAP_PREFIX = "SELECT * FROM (\n";
 /** Words that may follow a table name and are not its alias. */
 const NOT_ALIASES = new Set(["where", "join", "inner", "left", "right", "full", "cross", "natural", "outer", "on", "using", "group", "order", "limit", "union", "except", "intersect", "window", "having", "indexed", "not"]);
 /** Nested-loop row combinations a query may plan for (see scanProduct). */
 const MAX_SCAN_PRODUCT = 200_000_000;
 /** Result cells past this many characters in total end the result early (`truncated`). */
 const MAX_RESULT_CHARS = 4_000_000;
-
-const CATALOG = `CREATE TABLE IF NOT EXISTS _kb_tables (
-  name TEXT PRIMARY KEY, document_id TEXT NOT NULL, generation INTEGER NOT NULL, filename TEXT NOT NULL, part TEXT,
-  columns TEXT NOT NULL, row_count INTEGER NOT NULL, source_row_count INTEGER NOT NULL, truncated INTEGER NOT NULL,
-  dropped_columns INTEGER NOT NULL DEFAULT 0, ordinal INTEGER NOT NULL, created_at TEXT NOT NULL)`;
-const STAGING = `CREATE TABLE IF NOT EXISTS _kb_staging (
-  name TEXT PRIMARY KEY, document_id TEXT NOT NULL, generation INTEGER NOT NULL, created_at TEXT NOT NULL)`;
-
-type CatalogRow = {
-  name: string;
-  document_id: string;
-  filename: string;
-  part: string | null;
-  columns: string;
-  row_count: number;
-  source_row_count: number;
-  truncated: number;
-  dropped_columns: number;
-  created_at: string;
-};
-
-const toInfo = (r: CatalogRow): TableInfo => ({
-  name: r.name,
-  document_id: r.document_id,
-  filename: r.filename,
-  part: r.part,
-  columns: JSON.parse(r.columns) as StoredColumn[],
-  row_count: r.row_count,
-  source_row_count: r.source_row_count,
-  truncated: !!r.truncated,
-  dropped_columns: r.dropped_columns,
-  created_at: r.created_at,
-});
-
-const sqlType = (t: ColumnType) => (t === "integer" ? "INTEGER" : t === "real" ? "REAL" : "TEXT");
-
-/** SQLite's message without the runtime's code suffix, offsets relative to the caller's own text. */
-function databaseReason(e: unknown): string {
-  const raw = e instanceof Error ? e.message : String(e);
-  return raw
-    .replace(/: SQLITE_[A-Z_]+$/, "")
-    .replace(/at offset (\d+)/, (_, n: string) => `at offset ${Math.max(0, Number(n) - WRAP_PREFIX.length)}`)
-    .slice(0, 500);
-}
-
-type ProgramStep = { opcode: string; p1: number; p2: number; p4: string | null };
-
-/**
- * Why a compiled program may not run, or null: it asks for a write
- * transaction, opens a table for writing or changes the schema, reads the
- * schema table or one of the store's own tables (`hidden` root pages), opens a
- * virtual table, or calls a refused function.
- */
-export function programRefusal(program: ProgramStep[], hidden: Set<number>): string | null {
-  for (const op of program) {
-    if (WRITE_OPCODES.has(op.opcode) || (op.opcode === "Transaction" && op.p2 !== 0)) {
-      return `Only read-only queries are allowed: the statement would change the database (${op.opcode})`;
-    }
-    if ((op.opcode === "OpenRead" || op.opcode === "ReopenIdx") && hidden.has(op.p2)) {
-      return "The schema table and the store's internal tables cannot be queried; list tables with GET /knowledge-bases/{id}/tables";
-    }
-    if (op.opcode === "VOpen") return "Virtual tables and table-valued functions (json_each, pragma_*) are not available";
-    if ((op.opcode === "Function" || op.opcode === "PureFunc") && op.p4) {
-      const fn = /^(\w+)\(/.exec(op.p4)?.[1]?.toLowerCase();
-      if (fn && REFUSED_FUNCTIONS.has(fn)) return `The function ${fn} is not allowed`;
-    }
-  }
-  return null;
-}
 
 export class KbTables extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {

@@ -6,7 +6,7 @@ import { describeAggregate, planAggregate, type AggregatePlan } from "./aggregat
 import { buildChart, CHART_INPUT_PROPERTIES, chartRequest } from "./chart";
 import type { Cell } from "./infer";
 import { hasTabularDocuments, listKbTables, runSql, type SqlResult } from "./service";
-import type { TableInfo } from "./store";
+import type { TableInfo } from "./catalog";
 
 /** Rows of a result rendered into the citable passage the model reads. */
 export const PASSAGE_ROWS = 30;
