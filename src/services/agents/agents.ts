@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, inArray, sql } from "drizzle-orm";
+import { and, asc, desc, eq, sql } from "drizzle-orm";
 import type { Context } from "hono";
 import { authorize, keyReach } from "../../auth/authorize";
 import type { Caller } from "../../auth/caller";
@@ -6,26 +6,15 @@ import { loadAuthorized } from "../../auth/load";
 import type { Permission } from "../../auth/permissions";
 import { registerResource, type ResourceScope } from "../../auth/resources";
 import type { Database } from "../../db/client";
-import {
-  agents,
-  agentVersions,
-  skills,
-  type Agent,
-  type AgentConfig,
-  type AgentScheduleConfig,
-  type AgentSkillRef,
-  type AgentVersion,
-} from "../../db/schema";
-import { ApiError, badRequest, conflict, type ErrorDetail } from "../../lib/errors";
+import { agents, agentVersions, type Agent, type AgentConfig, type AgentScheduleConfig, type AgentSkillRef, type AgentVersion } from "../../db/schema";
+import { ApiError, badRequest, conflict } from "../../lib/errors";
 import { newId } from "../../lib/ids";
 import { nowIso } from "../../lib/time";
 import type { AppEnv } from "../../types";
-import { resolveModel } from "../chats/turns";
 import { getKnowledgeBase } from "../knowledge-bases";
 import { getTenant, tenantScope } from "../tenants";
-import { TOOL_PROVIDERS } from "../tools/registry";
-import { emptyToolSettings, type ToolSettings } from "../tools/types";
 import { nextOccurrence, parseSchedule } from "./schedule";
+import { validateConfig } from "./validate";
 import { pageOf } from "../../db/page";
 
 /**
@@ -118,106 +107,7 @@ export interface AgentConfigInput {
   schedule?: string | { cron: string; timezone?: string; enabled?: boolean; message?: string | null } | null;
 }
 
-const subjectOf = (caller: Caller, externalSubjectId?: string | null) =>
-  caller.type === "user" ? `user:${caller.user.id}` : externalSubjectId ? `ext:${externalSubjectId}` : `key:${caller.key.id}`;
-
 const callerId = (caller: Caller) => (caller.type === "user" ? caller.user.id : caller.key.id);
-
-async function tableExists(db: Database, name: string): Promise<boolean> {
-  const row = await db.get<{ n: number }>(sql`SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name = ${name}`);
-  return (row?.n ?? 0) > 0;
-}
-
-/**
- * Every up-front check of a configuration (400 naming the field): model,
- * skills active in the tenant, MCP servers of the organization, connectors
- * (through their providers' validate), delegates (through the delegation
- * provider), schedule.
- */
-export async function validateConfig(
-  c: Context<AppEnv>,
-  owner: { id: string | null; organizationId: string; environmentId: string; tenantId: string; knowledgeBaseId: string },
-  cfg: AgentConfig,
-): Promise<void> {
-  const db = c.get("db");
-  const caller = c.get("caller");
-  resolveModel(c, cfg.model, "body.model");
-
-  if (cfg.skills.length) {
-    const ids = [...new Set(cfg.skills.map((s) => s.skill_id))];
-    const rows = await db
-      .select({ id: skills.id })
-      .from(skills)
-      .where(and(eq(skills.tenantId, owner.tenantId), eq(skills.status, "active"), inArray(skills.id, ids)))
-      .all();
-    const found = new Set(rows.map((r) => r.id));
-    const bad: ErrorDetail[] = [];
-    cfg.skills.forEach((s, i) => {
-      if (!found.has(s.skill_id)) bad.push({ path: `body.skills.${i}.skill_id`, message: `${s.skill_id}: not an active skill of this tenant` });
-    });
-    if (bad.length) throw badRequest(`Unknown or archived skill(s): ${bad.map((b) => b.message.split(":")[0]).join(", ")}`, bad);
-    if (ids.length !== cfg.skills.length) throw badRequest("A skill is attached twice", [{ path: "body.skills", message: "Duplicate skill_id" }]);
-  }
-
-  if (cfg.mcp_server_ids.length) {
-    // The MCP feature owns mcp_servers; until it exists no id can resolve.
-    const known = new Set<string>();
-    if (await tableExists(db, "mcp_servers")) {
-      try {
-        const rows = await db.all<{ id: string }>(
-          sql`SELECT id FROM mcp_servers WHERE organization_id = ${owner.organizationId} AND id IN ${cfg.mcp_server_ids}`,
-        );
-        rows.forEach((r) => known.add(r.id));
-      } catch (e) {
-        console.error("agents: mcp_servers lookup failed", e instanceof Error ? e.message : e);
-      }
-    }
-    const bad = cfg.mcp_server_ids.filter((id) => !known.has(id));
-    if (bad.length) {
-      throw badRequest(
-        `Unknown MCP server(s) for this organization: ${bad.join(", ")}`,
-        bad.map((id) => ({ path: `body.mcp_server_ids.${cfg.mcp_server_ids.indexOf(id)}`, message: `${id}: not an MCP server of this organization` })),
-      );
-    }
-  }
-
-  for (const [i, id] of cfg.a2a_agent_ids.entries()) {
-    if (!id.startsWith("a2a_")) {
-      throw badRequest(`a2a_agent_ids takes A2A registration ids (a2a_…); ${id} is not one`, [{ path: `body.a2a_agent_ids.${i}`, message: "Not an A2A registration id" }]);
-    }
-  }
-
-  // Connectors and delegates: the providers that own them decide (the same
-  // checks a chat turn gets). A kind nobody provides cannot resolve.
-  const settings: ToolSettings = {
-    ...emptyToolSettings(),
-    websearch: cfg.websearch_enable,
-    mcpServerIds: cfg.mcp_server_ids,
-    connectorSlugs: cfg.connector_slugs,
-    delegateIds: [...cfg.delegate_agent_ids, ...cfg.a2a_agent_ids],
-  };
-  if (cfg.connector_slugs.length && !TOOL_PROVIDERS.some((p) => /connector|app/i.test(p.name) && p.validate)) {
-    throw new ApiError("connector_not_connected", `Connector(s) not connected: ${cfg.connector_slugs.join(", ")}`, {
-      details: cfg.connector_slugs.map((s, i) => ({ path: `body.connector_slugs.${i}`, message: `${s}: unknown or not connected` })),
-    });
-  }
-  const scope = {
-    db,
-    env: c.env,
-    chat: {
-      id: `agent:${owner.id ?? "new"}`,
-      organizationId: owner.organizationId,
-      environmentId: owner.environmentId,
-      tenantId: owner.tenantId,
-      knowledgeBaseId: owner.knowledgeBaseId,
-    },
-    subject: caller ? subjectOf(caller) : "system",
-    mode: cfg.agent_mode,
-    depth: 0,
-    agentId: owner.id,
-  };
-  for (const p of TOOL_PROVIDERS) if (p.validate) await p.validate(scope, settings);
-}
 
 function normalize(input: AgentConfigInput, base?: AgentConfig): AgentConfig {
   const pick = <K extends keyof AgentConfigInput>(k: K, dflt: any) => (input[k] !== undefined ? input[k] : base ? (base as any)[k] : dflt);
