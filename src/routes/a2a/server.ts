@@ -3,9 +3,9 @@ import { notFound } from "../../lib/errors";
 import { errorResponses, jsonBody } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import { answerA2aRpc } from "../../services/a2a/rpc";
-import { cardOfAgent } from "../../services/a2a/server";
 import { agentFor, getAgent } from "../../services/agents/agents";
 import { routesTagged } from "../define-route";
+import { cardOfAgent } from "../../services/a2a/protocol";
 
 const route = routesTagged(["External (A2A) agents"]);
 
