@@ -121,6 +121,84 @@ const REJECTED = 7;
 const AUTH_REQUIRED = 8;
 const IN_FLIGHT = new Set([0, 1, 2]);
 
+type Registration = NonNullable<Awaited<ReturnType<typeof usable>>>;
+type Card = NonNullable<Registration["card"]>;
+
+/** An SDK client for the registration's card: JSON-RPC (0.3 peers through the compatibility layer), every request through the URL guard with the registration's headers. */
+async function clientFor(env: DelegationOrigin["env"], row: Registration, card: Card, signal: AbortSignal) {
+  const { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory } = await import("@a2a-js/sdk/client");
+  const fetchImpl = guardedRpcFetch(env, await headersOf(env, row), signal);
+  const resolver = new DefaultAgentCardResolver({ legacyCompat: { enabled: true }, fetchImpl });
+  const factory = new ClientFactory(
+    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+      transports: [new JsonRpcTransportFactory({ fetchImpl, legacyCompat: { enabled: true } })],
+      cardResolver: resolver,
+    }),
+  );
+  return factory.createFromAgentCard(card.raw as never);
+}
+
+/** The question as a SendMessage request; the registration's metadata goes along when it is a JSON object. */
+async function requestFor(env: DelegationOrigin["env"], row: Registration, question: string) {
+  const { Role } = await import("@a2a-js/sdk");
+  const meta = await metadataOf(env, row);
+  let metadata: Record<string, unknown> | undefined;
+  try {
+    const parsed = meta ? JSON.parse(meta) : undefined;
+    if (parsed && typeof parsed === "object" && !Array.isArray(parsed)) metadata = parsed;
+  } catch {
+    /* metadata that is not a JSON object is kept for the owner, not sent */
+  }
+  const message: Message = {
+    messageId: crypto.randomUUID(),
+    contextId: "",
+    taskId: "",
+    role: Role.ROLE_USER,
+    parts: [{ content: { $case: "text", value: question }, metadata: undefined, filename: "", mediaType: "text/plain" }],
+    metadata: undefined,
+    extensions: [],
+    referenceTaskIds: [],
+  };
+  return { tenant: "", message, configuration: undefined, metadata };
+}
+
+/** Sends the request (streamed when both sides stream) and follows a task still in flight until it ends. */
+async function exchange(
+  client: Awaited<ReturnType<typeof clientFor>>,
+  request: Awaited<ReturnType<typeof requestFor>>,
+  streams: boolean,
+  signal: AbortSignal,
+): Promise<Reply> {
+  const reply = new Reply();
+  if (streams) {
+    for await (const ev of client.sendMessageStream(request, { signal })) reply.addEvent(ev);
+    return reply;
+  }
+  const res = await client.sendMessage(request, { signal });
+  if ("messageId" in res) reply.addMessage(res as Message);
+  else reply.addTask(res as Task);
+  while (reply.taskId && reply.state !== null && IN_FLIGHT.has(reply.state)) {
+    await new Promise((r) => setTimeout(r, 500));
+    if (signal.aborted) throw signal.reason;
+    reply.addTask(await client.getTask({ tenant: "", id: reply.taskId }, { signal }));
+  }
+  return reply;
+}
+
+/** What the reply means for the caller: the answer, or why there is none (`record`: kept as the registration's last error). */
+function outcomeOf(name: string, reply: Reply): { text: string; error?: string; record: boolean } {
+  const text = reply.text();
+  const state = reply.state;
+  if (state === FAILED || state === REJECTED || state === CANCELED) {
+    const why = state === FAILED ? "failed" : state === REJECTED ? "rejected the task" : "cancelled the task";
+    return { text, error: `The agent "${name}" ${why}${text ? `: ${text.slice(0, 2000)}` : "."}`, record: true };
+  }
+  if (state === AUTH_REQUIRED) return { text, error: `The agent "${name}" needs authentication (check the registration's headers).`, record: true };
+  if (!text) return { text, error: `The agent "${name}" answered without any text.`, record: false };
+  // One question, one answer: a task that asks for more input is answered with what it said so far.
+  return { text: state === INPUT_REQUIRED ? `${text}\n\n(The agent asks for more input.)` : text, record: true };
+}
+
 export const a2aDelegates: DelegateResolver = {
   prefix: "a2a_",
   async resolve(origin, id) {
@@ -137,81 +215,19 @@ export const a2aDelegates: DelegateResolver = {
     if (origin.depth >= 1) return fail("A delegate cannot delegate further (one hop).");
     const row = await usable(origin, id);
     if (!row || !row.card) return fail("This external agent is not registered for this knowledge base (any more).");
-    const env = origin.env;
-    const limitMs = timeoutOf(env);
+    const limitMs = timeoutOf(origin.env);
     const timeout = AbortSignal.timeout(limitMs);
     const signal = AbortSignal.any([call.signal, timeout]);
     const agentUrl = row.card.url;
     try {
-      const [{ ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory }, { Role }] = await Promise.all([
-        import("@a2a-js/sdk/client"),
-        import("@a2a-js/sdk"),
-      ]);
-      const fetchImpl = guardedRpcFetch(env, await headersOf(env, row), signal);
-      const resolver = new DefaultAgentCardResolver({ legacyCompat: { enabled: true }, fetchImpl });
-      const factory = new ClientFactory(
-        ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-          transports: [new JsonRpcTransportFactory({ fetchImpl, legacyCompat: { enabled: true } })],
-          cardResolver: resolver,
-        }),
-      );
-      const client = await factory.createFromAgentCard(row.card.raw as never);
-      const meta = await metadataOf(env, row);
-      let metadata: Record<string, unknown> | undefined;
-      try {
-        const parsed = meta ? JSON.parse(meta) : undefined;
-        if (parsed && typeof parsed === "object" && !Array.isArray(parsed)) metadata = parsed;
-      } catch {
-        /* metadata that is not a JSON object is kept for the owner, not sent */
-      }
-      const message: Message = {
-        messageId: crypto.randomUUID(),
-        contextId: "",
-        taskId: "",
-        role: Role.ROLE_USER,
-        parts: [{ content: { $case: "text", value: call.question }, metadata: undefined, filename: "", mediaType: "text/plain" }],
-        metadata: undefined,
-        extensions: [],
-        referenceTaskIds: [],
-      };
-      const request = { tenant: "", message, configuration: undefined, metadata };
-      const reply = new Reply();
-      const streams = call.streaming && row.card.raw && (row.card.raw as { capabilities?: { streaming?: boolean } }).capabilities?.streaming === true;
-      if (streams) {
-        for await (const ev of client.sendMessageStream(request, { signal })) reply.addEvent(ev);
-      } else {
-        const res = await client.sendMessage(request, { signal });
-        if ("messageId" in res) reply.addMessage(res as Message);
-        else reply.addTask(res as Task);
-        // A task still in flight: poll it until it ends, within the same limit.
-        while (reply.taskId && reply.state !== null && IN_FLIGHT.has(reply.state)) {
-          await new Promise((r) => setTimeout(r, 500));
-          if (signal.aborted) throw signal.reason;
-          reply.addTask(await client.getTask({ tenant: "", id: reply.taskId }, { signal }));
-        }
-      }
-      const text = reply.text();
-      const state = reply.state;
-      if (state === FAILED || state === REJECTED || state === CANCELED) {
-        const why = state === FAILED ? "failed" : state === REJECTED ? "rejected the task" : "cancelled the task";
-        const msg = `The agent "${row.name}" ${why}${text ? `: ${text.slice(0, 2000)}` : "."}`;
-        await recordCallOutcome(origin.db, row.id, msg);
-        return fail(msg, row.name, agentUrl);
-      }
-      if (state === AUTH_REQUIRED) {
-        const msg = `The agent "${row.name}" needs authentication (check the registration's headers).`;
-        await recordCallOutcome(origin.db, row.id, msg);
-        return fail(msg, row.name, agentUrl);
-      }
-      if (!text) {
-        const msg = `The agent "${row.name}" answered without any text.`;
-        return fail(msg, row.name, agentUrl);
-      }
-      await recordCallOutcome(origin.db, row.id, null);
-      // One question, one answer: a task that asks for more input is answered with what it said so far.
-      const note = state === INPUT_REQUIRED ? "\n\n(The agent asks for more input.)" : "";
+      const client = await clientFor(origin.env, row, row.card, signal);
+      const streams = call.streaming && (row.card.raw as { capabilities?: { streaming?: boolean } } | null)?.capabilities?.streaming === true;
+      const reply = await exchange(client, await requestFor(origin.env, row, call.question), streams, signal);
+      const outcome = outcomeOf(row.name, reply);
+      if (outcome.record) await recordCallOutcome(origin.db, row.id, outcome.error ?? null);
+      if (outcome.error) return fail(outcome.error, row.name, agentUrl);
       return {
-        passage: { document_id: null, filename: `Agent: ${row.name}`, chunk_id: null, text: text + note, score: 1, page: null, url: agentUrl },
+        passage: { document_id: null, filename: `Agent: ${row.name}`, chunk_id: null, text: outcome.text, score: 1, page: null, url: agentUrl },
         delegatedAgentId: row.id,
         isError: false,
       };
