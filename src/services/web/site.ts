@@ -77,22 +77,43 @@ async function gunzip(bytes: Uint8Array): Promise<Uint8Array> {
 export async function discoverSite(env: Env, rawRoot: string, includeSubdomains: boolean): Promise<string[]> {
   const root = normalizeUserUrl(rawRoot);
   assertUrlAllowed(root, guardPolicy(env));
-  const deadline = Date.now() + SITE_DEADLINE_MS;
-  const remaining = () => Math.max(1000, deadline - Date.now());
-  const rootHost = root.hostname.toLowerCase();
-  const baseDomain = rootHost.replace(/^www\./, "");
-  const inScope = (u: URL) =>
-    (u.protocol === "http:" || u.protocol === "https:") &&
-    (u.hostname.toLowerCase() === rootHost ||
-      (includeSubdomains && (u.hostname.toLowerCase() === baseDomain || u.hostname.toLowerCase().endsWith(`.${baseDomain}`))));
+  const crawl = new SiteCrawl(env, root, includeSubdomains);
+  await crawl.readRobots();
+  await crawl.readSitemaps();
+  await crawl.readRootLinks();
+  return crawl.result();
+}
 
-  const found = new Map<string, true>();
-  let rules: RobotsRules = { allow: [], disallow: [], sitemaps: [] };
-  let anythingFetched = false;
-  let lastError: unknown = null;
+/** One discovery: the pages found so far (in scope, allowed by robots.txt), within one deadline for all fetches. */
+class SiteCrawl {
+  private readonly deadline = Date.now() + SITE_DEADLINE_MS;
+  private readonly rootHost: string;
+  private readonly baseDomain: string;
+  private readonly found = new Map<string, true>();
+  private rules: RobotsRules = { allow: [], disallow: [], sitemaps: [] };
+  private anythingFetched = false;
+  private lastError: unknown = null;
 
-  const consider = (href: string, base: URL) => {
-    if (found.size >= MAX_SITE_URLS) return;
+  constructor(
+    private readonly env: Env,
+    private readonly root: URL,
+    private readonly includeSubdomains: boolean,
+  ) {
+    this.rootHost = root.hostname.toLowerCase();
+    this.baseDomain = this.rootHost.replace(/^www\./, "");
+  }
+
+  private remaining = () => Math.max(1000, this.deadline - Date.now());
+  private open = () => this.found.size < MAX_SITE_URLS && Date.now() < this.deadline;
+
+  private inScope(u: URL): boolean {
+    const host = u.hostname.toLowerCase();
+    if (u.protocol !== "http:" && u.protocol !== "https:") return false;
+    return host === this.rootHost || (this.includeSubdomains && (host === this.baseDomain || host.endsWith(`.${this.baseDomain}`)));
+  }
+
+  private consider(href: string, base: URL): void {
+    if (this.found.size >= MAX_SITE_URLS) return;
     let u: URL;
     try {
       u = new URL(href, base);
@@ -100,63 +121,77 @@ export async function discoverSite(env: Env, rawRoot: string, includeSubdomains:
       return;
     }
     u.hash = "";
-    if (!inScope(u) || NON_PAGE.test(u.pathname) || !robotsAllows(rules, u)) return;
-    found.set(u.toString(), true);
-  };
-
-  try {
-    const robots = await guardedFetch(env, new URL("/robots.txt", root), { accept: "text/plain", timeoutMs: remaining() });
-    rules = parseRobots(new TextDecoder().decode(robots.body));
-    anythingFetched = true;
-  } catch (e) {
-    lastError = e;
+    if (!this.inScope(u) || NON_PAGE.test(u.pathname) || !robotsAllows(this.rules, u)) return;
+    this.found.set(u.toString(), true);
   }
 
-  const queue = [...rules.sitemaps, new URL("/sitemap.xml", root).toString()];
-  const seen = new Set<string>();
-  for (let fetched = 0; queue.length && fetched < MAX_SITEMAPS && found.size < MAX_SITE_URLS && Date.now() < deadline; ) {
-    const next = queue.shift()!;
-    if (seen.has(next)) continue;
-    seen.add(next);
-    let sitemapUrl: URL;
+  /** A fetch through the URL guard that records whether anything answered, and the last failure. */
+  private async fetch(url: URL, accept: string) {
     try {
-      sitemapUrl = new URL(next, root);
-    } catch {
-      continue;
-    }
-    fetched++;
-    try {
-      const res = await guardedFetch(env, sitemapUrl, { accept: "application/xml,text/xml;q=0.9,*/*;q=0.5", timeoutMs: remaining() });
-      anythingFetched = true;
-      const gz = /\.gz$/i.test(sitemapUrl.pathname) || /gzip/i.test(res.contentType) || (res.body[0] === 0x1f && res.body[1] === 0x8b);
-      const xml = new TextDecoder().decode(gz ? await gunzip(res.body) : res.body);
-      if (/<sitemapindex[\s>]/i.test(xml)) queue.push(...locs(xml));
-      else for (const loc of locs(xml)) consider(loc, res.url);
+      const res = await guardedFetch(this.env, url, { accept, timeoutMs: this.remaining() });
+      this.anythingFetched = true;
+      return res;
     } catch (e) {
-      lastError = e;
+      this.lastError = e;
+      return null;
     }
   }
 
-  if (found.size < MAX_SITE_URLS && Date.now() < deadline) {
-    try {
-      const page = await guardedFetch(env, root, { accept: "text/html,application/xhtml+xml", timeoutMs: remaining() });
-      anythingFetched = true;
-      if (/html/i.test(page.contentType) || !page.contentType) {
-        const { parseHTML } = await import("linkedom");
-        const { document } = parseHTML(decodeHtml(page.body, page.contentType));
-        const base = document.querySelector("base[href]")?.getAttribute("href");
-        const baseUrl = base ? new URL(base, page.url) : page.url;
-        consider(page.url.toString(), page.url);
-        for (const a of Array.from(document.querySelectorAll("a[href]"))) consider((a as { getAttribute(n: string): string | null }).getAttribute("href") ?? "", baseUrl);
+  async readRobots(): Promise<void> {
+    const robots = await this.fetch(new URL("/robots.txt", this.root), "text/plain");
+    if (robots) this.rules = parseRobots(new TextDecoder().decode(robots.body));
+  }
+
+  /** robots.txt's Sitemap lines, then /sitemap.xml; sitemap indexes are followed, gzip accepted. */
+  async readSitemaps(): Promise<void> {
+    const queue = [...this.rules.sitemaps, new URL("/sitemap.xml", this.root).toString()];
+    const seen = new Set<string>();
+    for (let fetched = 0; queue.length && fetched < MAX_SITEMAPS && this.open(); ) {
+      const next = queue.shift()!;
+      if (seen.has(next)) continue;
+      seen.add(next);
+      let sitemapUrl: URL;
+      try {
+        sitemapUrl = new URL(next, this.root);
+      } catch {
+        continue;
       }
-    } catch (e) {
-      lastError = e;
+      fetched++;
+      const res = await this.fetch(sitemapUrl, "application/xml,text/xml;q=0.9,*/*;q=0.5");
+      if (!res) continue;
+      try {
+        const gz = /\.gz$/i.test(sitemapUrl.pathname) || /gzip/i.test(res.contentType) || (res.body[0] === 0x1f && res.body[1] === 0x8b);
+        const xml = new TextDecoder().decode(gz ? await gunzip(res.body) : res.body);
+        if (/<sitemapindex[\s>]/i.test(xml)) queue.push(...locs(xml));
+        else for (const loc of locs(xml)) this.consider(loc, res.url);
+      } catch (e) {
+        this.lastError = e;
+      }
     }
   }
 
-  if (!found.size && !anythingFetched) {
-    if (lastError instanceof ApiError && lastError.code === "url_not_allowed") throw lastError;
-    throw fetchFailed(`Could not reach ${root.host}${lastError instanceof Error ? ` (${lastError.message})` : ""}`);
+  /** The root page itself and the links on it. */
+  async readRootLinks(): Promise<void> {
+    if (!this.open()) return;
+    const page = await this.fetch(this.root, "text/html,application/xhtml+xml");
+    if (!page || (page.contentType && !/html/i.test(page.contentType))) return;
+    try {
+      const { parseHTML } = await import("linkedom");
+      const { document } = parseHTML(decodeHtml(page.body, page.contentType));
+      const base = document.querySelector("base[href]")?.getAttribute("href");
+      const baseUrl = base ? new URL(base, page.url) : page.url;
+      this.consider(page.url.toString(), page.url);
+      for (const a of Array.from(document.querySelectorAll("a[href]"))) this.consider((a as { getAttribute(n: string): string | null }).getAttribute("href") ?? "", baseUrl);
+    } catch (e) {
+      this.lastError = e;
+    }
   }
-  return [...found.keys()].slice(0, MAX_SITE_URLS);
+
+  result(): string[] {
+    if (!this.found.size && !this.anythingFetched) {
+      if (this.lastError instanceof ApiError && this.lastError.code === "url_not_allowed") throw this.lastError;
+      throw fetchFailed(`Could not reach ${this.root.host}${this.lastError instanceof Error ? ` (${this.lastError.message})` : ""}`);
+    }
+    return [...this.found.keys()].slice(0, MAX_SITE_URLS);
+  }
 }
