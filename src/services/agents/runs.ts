@@ -144,63 +144,77 @@ export interface StartRun {
   stream: boolean;
 }
 
+type Snapshot = Awaited<ReturnType<typeof buildSnapshot>>;
+
 /** Creates the run (running) and its chat if needed; returns the command that runs it in the chat's DO. */
 export async function startRun(db: Database, s: StartRun): Promise<{ run: AgentRun; chat: Chat; cmd: TurnCommand }> {
   const snapshot = await buildSnapshot(db, s.agent, s.content);
-  const chat =
-    s.chat ??
-    (await createChat(db, {
-      id: crypto.randomUUID(),
-      kb: s.kb,
-      model: snapshot.model,
-      title: `${s.agent.config.name}: ${s.content.replace(/\s+/g, " ").trim().slice(0, 80)}`,
-      ownerUserId: s.owner.userId,
-      apiKeyId: s.owner.apiKeyId,
-      externalSubjectId: s.owner.externalSubjectId,
-      agentMode: snapshot.agent_mode,
-      // Ties the chat to its agent: later runs may continue it, other agents may not.
-      settings: { websearch_enable: snapshot.tools.websearch_enable, agent_id: s.agent.id } as Chat["settings"],
-    }));
+  const chat = s.chat ?? (await newRunChat(db, s, snapshot));
+  const run = await recordRun(db, s, snapshot, chat);
+  return { run, chat, cmd: runCommand(s, snapshot, run, chat) };
+}
+
+function newRunChat(db: Database, s: StartRun, snapshot: Snapshot): Promise<Chat> {
+  return createChat(db, {
+    id: crypto.randomUUID(),
+    kb: s.kb,
+    model: snapshot.model,
+    title: `${s.agent.config.name}: ${s.content.replace(/\s+/g, " ").trim().slice(0, 80)}`,
+    ownerUserId: s.owner.userId,
+    apiKeyId: s.owner.apiKeyId,
+    externalSubjectId: s.owner.externalSubjectId,
+    agentMode: snapshot.agent_mode,
+    // Ties the chat to its agent: later runs may continue it, other agents may not.
+    settings: { websearch_enable: snapshot.tools.websearch_enable, agent_id: s.agent.id } as Chat["settings"],
+  });
+}
+
+/** The run row, running: a claimed occurrence (scheduled runs) is updated, anything else inserted. */
+async function recordRun(db: Database, s: StartRun, snapshot: Snapshot, chat: Chat): Promise<AgentRun> {
   const at = nowIso();
   const owner = s.owner.userId ? `user:${s.owner.userId}` : "app";
-  let run: AgentRun;
   if (s.runId) {
-    run = (await db
+    return (await db
       .update(agentRuns)
       .set({ status: "running", chatId: chat.id, owner, snapshot, agentVersion: s.agent.agentVersion, startedAt: at })
       .where(eq(agentRuns.id, s.runId))
       .returning()
       .get())!;
-  } else {
-    run = {
-      id: newId("run"),
-      agentId: s.agent.id,
-      organizationId: s.agent.organizationId,
-      tenantId: s.agent.tenantId,
-      agentVersion: s.agent.agentVersion,
-      status: "running",
-      trigger: s.trigger,
-      scheduledFor: s.scheduledFor ?? null,
-      chatId: chat.id,
-      owner,
-      parentRunId: s.parentRunId ?? null,
-      errorCode: null,
-      errorMessage: null,
-      usage: null,
-      snapshot,
-      output: null,
-      messageId: null,
-      startedAt: at,
-      endedAt: null,
-      createdAt: at,
-    };
-    await db.insert(agentRuns).values(run);
   }
+  const run: AgentRun = {
+    id: newId("run"),
+    agentId: s.agent.id,
+    organizationId: s.agent.organizationId,
+    tenantId: s.agent.tenantId,
+    agentVersion: s.agent.agentVersion,
+    status: "running",
+    trigger: s.trigger,
+    scheduledFor: s.scheduledFor ?? null,
+    chatId: chat.id,
+    owner,
+    parentRunId: s.parentRunId ?? null,
+    errorCode: null,
+    errorMessage: null,
+    usage: null,
+    snapshot,
+    output: null,
+    messageId: null,
+    startedAt: at,
+    endedAt: null,
+    createdAt: at,
+  };
+  await db.insert(agentRuns).values(run);
+  return run;
+}
+
+/** The turn of the run: the version's goal and instructions, `always` skills loaded, its tools (no delegates at depth 1). */
+function runCommand(s: StartRun, snapshot: Snapshot, run: AgentRun, chat: Chat): TurnCommand {
   const always = snapshot.skills.filter((sk) => sk.loaded);
   const auto = snapshot.skills.filter((sk) => !sk.loaded && sk.mode === "auto");
   const instructions = [`Goal: ${snapshot.goal}`, snapshot.instructions ? `Instructions:\n${snapshot.instructions}` : null].filter(Boolean).join("\n\n");
-  const cmd: TurnCommand = {
+  return {
     chatId: chat.id,
+    kb: s.kb,
     content: s.content,
     modelId: snapshot.model,
     mode: snapshot.agent_mode,
@@ -218,12 +232,10 @@ export async function startRun(db: Database, s: StartRun): Promise<{ run: AgentR
       websearch: snapshot.tools.websearch_enable,
       mcpServerIds: snapshot.tools.mcp_server_ids,
       connectorSlugs: snapshot.tools.connector_slugs,
-      // A delegate (depth 1) gets no delegates: one hop.
       delegateIds: (s.depth ?? 0) >= 1 ? [] : [...snapshot.tools.delegate_agent_ids, ...snapshot.tools.a2a_agent_ids],
       autoSkills: auto.map((sk) => ({ id: sk.skill_id, name: sk.name, description: sk.description, body: sk.body })),
     },
   };
-  return { run, chat, cmd };
 }
 
 export interface TurnEnd {
