@@ -3,7 +3,7 @@ import { createDb } from "../db/client";
 import type { KnowledgeBase } from "../db/schema";
 import type { Env } from "../env";
 import { config } from "../lib/config";
-import { runTurn, type TurnRequest, type TurnResult } from "../services/answer/turn";
+import { runTurn, type TurnDeps, type TurnRequest, type TurnResult } from "../services/answer/turn";
 import { TurnAbort, type TurnEvent } from "../services/answer/types";
 import type { Actor } from "../services/billing/metering";
 import { getChat, publicMessage } from "../services/chats/chats";
@@ -92,15 +92,20 @@ export class ChatSession extends DurableObject<Env> {
     const cmd = (await request.json()) as TurnCommand;
     // One active turn per chat: the new one replaces the old one.
     await this.stop("replaced");
-
     const db = createDb(this.env.DB);
+    const req = await this.turnRequest(db, cmd);
+    if (!req) return Response.json({ error: { code: "not_found", message: "Chat not found" } }, { status: 404 });
+    const deps = { db, env: this.env };
+    return cmd.stream ? this.streamed(deps, req, request.signal) : this.answered(deps, req);
+  }
+
+  /** The turn as the pipeline takes it: the chat read now (after any replaced turn saved its part), its knowledge base and model. */
+  private async turnRequest(db: ReturnType<typeof createDb>, cmd: TurnCommand): Promise<TurnRequest | null> {
     const chat = await getChat(db, cmd.chatId);
     const kb = !chat ? undefined : cmd.kb?.id === chat.knowledgeBaseId ? cmd.kb : await getKnowledgeBase(db, chat.knowledgeBaseId);
     const model = getModel(this.env, cmd.modelId);
-    if (!chat || !kb || !model) {
-      return Response.json({ error: { code: "not_found", message: "Chat not found" } }, { status: 404 });
-    }
-    const req: TurnRequest = {
+    if (!chat || !kb || !model) return null;
+    return {
       chat,
       kb,
       model,
@@ -119,22 +124,24 @@ export class ChatSession extends DurableObject<Env> {
       runId: cmd.runId ?? null,
       depth: cmd.depth ?? 0,
     };
-    const deps = { db, env: this.env };
+  }
+
+  private async answered(deps: TurnDeps, req: TurnRequest): Promise<Response> {
     const controller = new AbortController();
+    const finished = runTurn(deps, req, () => {}, controller.signal);
+    this.track(controller, finished);
+    return Response.json(outcome(await finished));
+  }
 
-    if (!cmd.stream) {
-      const finished = runTurn(deps, req, () => {}, controller.signal);
-      this.track(controller, finished);
-      const r = await finished;
-      return Response.json(outcome(r));
-    }
-
+  /** The turn as SSE: events as they come, heartbeats, and a client disconnect aborting the turn. */
+  private streamed(deps: TurnDeps, req: TurnRequest, clientSignal: AbortSignal): Response {
+    const controller = new AbortController();
     const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
     const writer = writable.getWriter();
     const encoder = new TextEncoder();
     let open = true;
     // Writes are not awaited: a slow or vanished client must never stall the
-    // turn (the disconnect is seen through request.signal instead).
+    // turn (the disconnect is seen through the request's signal instead).
     const send = (chunk: string) => {
       if (!open) return;
       writer.write(encoder.encode(chunk)).catch(() => {
@@ -147,16 +154,16 @@ export class ChatSession extends DurableObject<Env> {
       open = false;
       controller.abort(new TurnAbort("disconnected"));
     };
-    request.signal.addEventListener("abort", onDisconnect, { once: true });
+    clientSignal.addEventListener("abort", onDisconnect, { once: true });
 
     const finished = runTurn(deps, req, emit, controller.signal)
       .catch((e) => {
-        console.error(`chat ${cmd.chatId}: turn crashed`, e);
+        console.error(`chat ${req.chat.id}: turn crashed`, e);
         emit({ type: "error", message: "The answer could not be completed", code: "internal_error", retryable: true });
       })
       .finally(() => {
         clearInterval(heartbeat);
-        request.signal.removeEventListener("abort", onDisconnect);
+        clientSignal.removeEventListener("abort", onDisconnect);
         open = false;
         writer.close().catch(() => {});
       });
