@@ -173,56 +173,66 @@ export async function searchKnowledgeBase(env: Env, db: Database, opts: SearchOp
   // A paid query embedding is charged to the knowledge base's tenant (the hash embedder reports nothing).
   await meterEmbedding(db, env, { organizationId: kb.organizationId, tenantId: kb.tenantId, model: embedder?.model ?? "", tokens: embeddingTokens, actor: opts.actor });
 
-  // Weighted reciprocal rank fusion. The hash embedder is a lexical signal of
-  // its own and much weaker than the lexical leg, so by default it only breaks
-  // ties and adds candidates; a learned embedding model weighs as much as the
-  // lexical leg (retrievalConfig).
   const vectorWeight = opts.fusion?.vectorWeight ?? (embedder ? config.vectorWeight(embedder.provider) : 0);
-  const rrfK = opts.fusion?.rrfK ?? config.rrfK;
-  const fused = new Map<string, { row: Row; score: number; fts: number | null; vector: number | null }>();
+  let ranked = fuse(lexicalHits, vectorHits, {
+    lexicalWeight: config.lexicalWeight,
+    // A leg on its own keeps its order whatever its weight.
+    vectorWeight: wantLexical ? vectorWeight : 1,
+    rrfK: opts.fusion?.rrfK ?? config.rrfK,
+  });
+  const reranker = opts.stages?.rerank === false ? null : rerankerFor(env);
+  if (reranker && ranked.length > 1) ranked = await rerankHead(db, kb.id, opts.query, ranked, reranker, Math.max(limit, config.rerankDepth));
+  await withTexts(db, kb.id, ranked.slice(0, limit).map((h) => h.row));
+  return passagesOf(ranked.slice(0, limit)).map((p, i) => {
+    const rerank = ranked[i].rerank;
+    return rerank === undefined ? p : { ...p, scores: { ...p.scores, rerank } };
+  });
+}
+
+type Ranked = { row: Row; score: number; fts: number | null; vector: number | null; rerank?: number };
+
+/**
+ * Weighted reciprocal rank fusion. The hash embedder is a lexical signal of its own and much weaker than the
+ * lexical leg, so by default it only breaks ties and adds candidates; a learned embedding model weighs as much
+ * as the lexical leg (retrievalConfig).
+ */
+function fuse(
+  lexicalHits: Array<{ row: Row; score: number }>,
+  vectorHits: Array<{ row: Row; score: number }>,
+  w: { lexicalWeight: number; vectorWeight: number; rrfK: number },
+): Ranked[] {
+  const fused = new Map<string, Ranked>();
   const add = (row: Row, weight: number, rank: number, part: { fts?: number; vector?: number }) => {
     const cur = fused.get(row.id) ?? { row, score: 0, fts: null, vector: null };
-    cur.score += weight / (rrfK + rank + 1);
+    cur.score += weight / (w.rrfK + rank + 1);
     if (part.fts !== undefined) cur.fts = part.fts;
     if (part.vector !== undefined) cur.vector = part.vector;
     fused.set(row.id, cur);
   };
-  lexicalHits.forEach((h, i) => add(h.row, config.lexicalWeight, i, { fts: h.score }));
-  // A leg on its own keeps its order whatever its weight.
-  vectorHits.forEach(({ row, score }, i) => add(row, wantLexical ? vectorWeight : 1, i, { vector: score }));
+  lexicalHits.forEach((h, i) => add(h.row, w.lexicalWeight, i, { fts: h.score }));
+  vectorHits.forEach(({ row, score }, i) => add(row, w.vectorWeight, i, { vector: score }));
+  return [...fused.values()].sort((a, b) => b.score - a.score);
+}
 
-  let ranked = [...fused.values()].sort((a, b) => b.score - a.score);
-  const passages = (rows: typeof ranked) =>
-    rows.map(({ row, score, fts, vector }) => ({
-      document_id: row.document_id,
-      filename: row.filename,
-      chunk_id: row.id,
-      text: row.body ?? "",
-      score,
-      page: row.page,
-      heading: row.heading || null,
-      url: row.source_url,
-      scores: { fts, vector },
-    })) as Passage[];
+const passagesOf = (rows: Ranked[]) =>
+  rows.map(({ row, score, fts, vector }) => ({
+    document_id: row.document_id,
+    filename: row.filename,
+    chunk_id: row.id,
+    text: row.body ?? "",
+    score,
+    page: row.page,
+    heading: row.heading || null,
+    url: row.source_url,
+    scores: { fts, vector },
+  })) as Passage[];
 
-  const reranker = opts.stages?.rerank === false ? null : rerankerFor(env);
-  if (reranker && ranked.length > 1) {
-    const head = ranked.slice(0, Math.max(limit, config.rerankDepth));
-    await withTexts(db, kb.id, head.map((h) => h.row));
-    const results = await reranker.rerank(opts.query, passages(head));
-    if (results) {
-      // Passages the reranker did not return keep their fused order after the ones it did.
-      const returned = new Set(results.map((r) => r.index));
-      ranked = [
-        ...results.map((r) => ({ ...head[r.index], rerank: r.score })),
-        ...head.filter((_, i) => !returned.has(i)),
-        ...ranked.slice(head.length),
-      ];
-    }
-  }
-  await withTexts(db, kb.id, ranked.slice(0, limit).map((h) => h.row));
-  return passages(ranked.slice(0, limit)).map((p, i) => {
-    const rerank = (ranked[i] as { rerank?: number }).rerank;
-    return rerank === undefined ? p : { ...p, scores: { ...p.scores, rerank } };
-  });
+/** The reranker reorders the head; passages it did not return keep their fused order after the ones it did. */
+async function rerankHead(db: Database, kbId: string, query: string, ranked: Ranked[], reranker: NonNullable<ReturnType<typeof rerankerFor>>, depth: number): Promise<Ranked[]> {
+  const head = ranked.slice(0, depth);
+  await withTexts(db, kbId, head.map((h) => h.row));
+  const results = await reranker.rerank(query, passagesOf(head));
+  if (!results) return ranked;
+  const returned = new Set(results.map((r) => r.index));
+  return [...results.map((r) => ({ ...head[r.index], rerank: r.score })), ...head.filter((_, i) => !returned.has(i)), ...ranked.slice(head.length)];
 }
