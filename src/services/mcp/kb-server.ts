@@ -79,86 +79,82 @@ function renderPassages(passages: Source[]): string {
     .join("\n\n");
 }
 
+const kbIdInput = z.string().min(1).max(128).optional().describe("The knowledge base; optional when the key reaches only one (see list_knowledge_bases)");
+
+async function listTool(c: Ctx, key: KeyCaller) {
+  const kbs = (await reachableKnowledgeBases(c, key)).map((kb) => ({ id: kb.id, name: kb.name, description: kb.description, tenant_id: kb.tenantId, status: kb.status }));
+  const lines = kbs.map((kb) => `${kb.id}: ${kb.name}${kb.description ? ` — ${kb.description}` : ""}${kb.status !== "active" ? " (inactive)" : ""}`);
+  return text(lines.join("\n") || "No knowledge bases.", { knowledge_bases: kbs });
+}
+
+async function searchTool(c: Ctx, key: KeyCaller, input: { query: string; knowledge_base_id?: string; limit?: number }) {
+  const kb = await resolveKb(c, key, input.knowledge_base_id);
+  const found = await createRetriever(c.get("db"), c.env, kb, actorOf(key))(input.query, input.limit ?? 6);
+  const passages = passagesToSources(found);
+  return text(renderPassages(passages), { knowledge_base_id: kb.id, results: passages });
+}
+
+/** A fast-query turn in a new query chat of the key: cited answer, metered like POST /chats/fast-query. */
+async function askTool(c: Ctx, key: KeyCaller, input: { question: string; knowledge_base_id?: string; model?: string }) {
+  const kb = await resolveKb(c, key, input.knowledge_base_id);
+  const m = resolveModel(c, input.model ?? DEFAULT_MODEL, "model");
+  const db = c.get("db");
+  await assertCanSpend(db, kb.tenantId);
+  const chat = await createChat(db, {
+    id: crypto.randomUUID(),
+    kb,
+    model: m.id,
+    title: truncateTitle(input.question.replace(/\s+/g, " ").trim().slice(0, 80)),
+    ownerUserId: null,
+    apiKeyId: key.key.id,
+    externalSubjectId: null,
+    agentMode: "quick",
+    isQuery: true,
+    settings: {},
+  });
+  const cmd = await prepareTurn(c, key, chat, kb, {
+    content: input.question,
+    model: m,
+    mode: "quick",
+    websearch: false,
+    operation: "fast_query",
+    extras: { connector_slugs: [], delegate_agent_ids: [], skill_ids: [], attached_artifact_ids: [] },
+  });
+  const outcome = await runTurnJson(c.env, cmd);
+  const sources: Source[] = outcome.sources;
+  const rendered = `${outcome.assistant_message.content}\n\nSources:\n${renderPassages(sources)}`;
+  return text(rendered, { answer: outcome.assistant_message.content, sources, usage: outcome.usage, chat_id: chat.id });
+}
+
+/** The MCP server of one request: `list_knowledge_bases`, `search` and `ask` over the knowledge bases the key reaches. */
 export async function buildKbMcpServer(c: Ctx, key: KeyCaller) {
   const { McpServer } = await import("@modelcontextprotocol/sdk/server/mcp.js");
   const server = new McpServer({ name: "kb-chat-service", version: "1.0.0" });
-  const kbId = z.string().min(1).max(128).optional().describe("The knowledge base; optional when the key reaches only one (see list_knowledge_bases)");
-
   server.registerTool(
     "list_knowledge_bases",
     { description: "The knowledge bases this API key may search and ask.", inputSchema: {} },
-    async () =>
-      asTool(async () => {
-        const kbs = (await reachableKnowledgeBases(c, key)).map((kb) => ({
-          id: kb.id,
-          name: kb.name,
-          description: kb.description,
-          tenant_id: kb.tenantId,
-          status: kb.status,
-        }));
-        const lines = kbs.map((kb) => `${kb.id}: ${kb.name}${kb.description ? ` — ${kb.description}` : ""}${kb.status !== "active" ? " (inactive)" : ""}`);
-        return text(lines.join("\n") || "No knowledge bases.", { knowledge_bases: kbs });
-      }),
+    async () => asTool(() => listTool(c, key)),
   );
-
   server.registerTool(
     "search",
     {
       description: "Hybrid (lexical + vector) search of a knowledge base: the best passages, numbered for citation, with their documents.",
-      inputSchema: { query: z.string().min(1).max(2000), knowledge_base_id: kbId, limit: z.number().int().min(1).max(20).optional() },
+      inputSchema: { query: z.string().min(1).max(2000), knowledge_base_id: kbIdInput, limit: z.number().int().min(1).max(20).optional() },
     },
-    async ({ query, knowledge_base_id, limit }) =>
-      asTool(async () => {
-        const kb = await resolveKb(c, key, knowledge_base_id);
-        const found = await createRetriever(c.get("db"), c.env, kb, actorOf(key))(query, limit ?? 6);
-        const passages = passagesToSources(found);
-        return text(renderPassages(passages), { knowledge_base_id: kb.id, results: passages });
-      }),
+    async (input) => asTool(() => searchTool(c, key, input)),
   );
-
   server.registerTool(
     "ask",
     {
       description: "A grounded answer from a knowledge base, citing its sources as [n]. Metered like fast-query.",
       inputSchema: {
         question: z.string().min(1).max(8000),
-        knowledge_base_id: kbId,
+        knowledge_base_id: kbIdInput,
         model: z.string().min(1).max(200).optional().describe(`A model id from GET /chats/models (default ${DEFAULT_MODEL})`),
       },
     },
-    async ({ question, knowledge_base_id, model }) =>
-      asTool(async () => {
-        const kb = await resolveKb(c, key, knowledge_base_id);
-        const m = resolveModel(c, model ?? DEFAULT_MODEL, "model");
-        const db = c.get("db");
-        await assertCanSpend(db, kb.tenantId);
-        const chat = await createChat(db, {
-          id: crypto.randomUUID(),
-          kb,
-          model: m.id,
-          title: truncateTitle(question.replace(/\s+/g, " ").trim().slice(0, 80)),
-          ownerUserId: null,
-          apiKeyId: key.key.id,
-          externalSubjectId: null,
-          agentMode: "quick",
-          isQuery: true,
-          settings: {},
-        });
-        const cmd = await prepareTurn(c, key, chat, kb, {
-          content: question,
-          model: m,
-          mode: "quick",
-          websearch: false,
-          operation: "fast_query",
-          extras: { connector_slugs: [], delegate_agent_ids: [], skill_ids: [], attached_artifact_ids: [] },
-        });
-        const outcome = await runTurnJson(c.env, cmd);
-        const sources: Source[] = outcome.sources;
-        const rendered = `${outcome.assistant_message.content}\n\nSources:\n${renderPassages(sources)}`;
-        return text(rendered, { answer: outcome.assistant_message.content, sources, usage: outcome.usage, chat_id: chat.id });
-      }),
+    async (input) => asTool(() => askTool(c, key, input)),
   );
-
   return server;
 }
 
