@@ -2,6 +2,7 @@ import type { Context } from "hono";
 import type { z } from "@hono/zod-openapi";
 import type { CreateChatBody, SendMessageBody } from "../../routes/chats/schemas";
 import { notFound } from "../../lib/errors";
+import type { KnowledgeBase } from "../../db/schema";
 import type { AppEnv } from "../../types";
 import { assertCanSpend } from "../billing/metering";
 import { getKnowledgeBase, knowledgeBaseFor } from "../knowledge-bases";
@@ -18,6 +19,29 @@ export type SendMessageInput = z.infer<typeof SendMessageBody>;
 /** A title from the first message: whitespace collapsed, at most 80 characters. */
 export const titleFrom = (message: string) => truncateTitle(message.replace(/\s+/g, " ").trim().slice(0, 80));
 
+/** Messages to seed a fork of a shared chat with; the source must be readable by this caller (404 otherwise). */
+async function forkSeed(c: Context<AppEnv>, sourceId: string | undefined) {
+  if (!sourceId) return [];
+  const source = await getChat(c.get("db"), sourceId.toLowerCase());
+  if (!source || !(await canReadShared(c, source, c.get("caller")))) throw notFound("Shared chat");
+  return (await shareSafeMessages(c.get("db"), source.id, FORK_SEED_LIMIT)).rows;
+}
+
+/** Where the new chat will live and whose it is (what the extras are checked against before it exists). */
+function placementOf(c: Context<AppEnv>, body: CreateChatInput, kb: KnowledgeBase): ChatPlacement {
+  const caller = c.get("caller");
+  return {
+    id: body.id.toLowerCase(),
+    organizationId: kb.organizationId,
+    environmentId: kb.environmentId,
+    tenantId: kb.tenantId,
+    knowledgeBaseId: kb.id,
+    ownerUserId: caller.type === "user" ? caller.user.id : null,
+    externalSubjectId: effectiveSubject(caller, body.external_subject_id) ?? null,
+    settings: {},
+  };
+}
+
 /**
  * POST /chats: creates a chat in a knowledge base the caller may query,
  * optionally seeded from a shared chat it can read, and answers the first
@@ -31,27 +55,11 @@ export async function createChatWithFirstTurn(c: Context<AppEnv>, body: CreateCh
   const kb = await knowledgeBaseFor(c, body.knowledge_base_id, "query:rag", { addressedBy: "param", tenantId: body.tenant_id });
   assertKnowledgeBaseActive(kb);
   const model = resolveModel(c, body.model);
-  const placement: ChatPlacement = {
-    id: body.id.toLowerCase(),
-    organizationId: kb.organizationId,
-    environmentId: kb.environmentId,
-    tenantId: kb.tenantId,
-    knowledgeBaseId: kb.id,
-    ownerUserId: caller.type === "user" ? caller.user.id : null,
-    externalSubjectId: effectiveSubject(caller, body.external_subject_id) ?? null,
-    settings: {},
-  };
+  const placement = placementOf(c, body, kb);
   // Skills, artifacts, connectors and delegates are checked before the chat exists, so a refused
   // first turn leaves nothing behind (and an empty chat cannot name an unknown app either).
   await resolveTurnExtras(c, caller, placement, { mode: body.agent_mode, websearch: body.websearch_enable, extras: body });
-
-  // Forking a shared chat: the source must be readable by this caller.
-  let seed: Awaited<ReturnType<typeof shareSafeMessages>>["rows"] = [];
-  if (body.shared_source_chat_id) {
-    const source = await getChat(db, body.shared_source_chat_id.toLowerCase());
-    if (!source || !(await canReadShared(c, source, caller))) throw notFound("Shared chat");
-    seed = (await shareSafeMessages(db, source.id, FORK_SEED_LIMIT)).rows;
-  }
+  const seed = await forkSeed(c, body.shared_source_chat_id);
   // A first message is model work: refuse before creating anything.
   if (body.message) await assertCanSpend(db, kb.tenantId);
 
@@ -60,33 +68,20 @@ export async function createChatWithFirstTurn(c: Context<AppEnv>, body: CreateCh
     kb,
     model: model.id,
     title: body.title ?? (body.message ? titleFrom(body.message) : null),
-    ownerUserId: caller.type === "user" ? caller.user.id : null,
+    ownerUserId: placement.ownerUserId,
     apiKeyId: caller.type === "api_key" ? caller.key.id : null,
     externalSubjectId: placement.externalSubjectId,
     agentMode: body.agent_mode,
     sharedSourceChatId: body.shared_source_chat_id?.toLowerCase() ?? null,
-    settings: {
-      websearch_enable: body.websearch_enable,
-      skill_ids: body.skill_ids,
-      connector_slugs: body.connector_slugs,
-      delegate_agent_ids: body.delegate_agent_ids,
-    },
+    settings: { websearch_enable: body.websearch_enable, skill_ids: body.skill_ids, connector_slugs: body.connector_slugs, delegate_agent_ids: body.delegate_agent_ids },
   });
   for (const m of seed) {
     await appendMessage(db, chat.id, { role: m.role, content: m.content, status: m.status, metadata: shareSafeMetadata(m.metadata) ?? {} });
   }
   const images = body.images.length ? await storeChatImages(c, chat, body.images) : undefined;
-
   if (!body.message) return { chat: publicChat((await getChat(db, chat.id))!) };
-  const cmd = await prepareTurn(c, caller, chat, kb, {
-    content: body.message,
-    model,
-    mode: body.agent_mode,
-    websearch: body.websearch_enable,
-    operation: "chat",
-    extras: body,
-    images,
-  });
+
+  const cmd = await prepareTurn(c, caller, chat, kb, { content: body.message, model, mode: body.agent_mode, websearch: body.websearch_enable, operation: "chat", extras: body, images });
   const outcome = await runTurnJson(c.env, cmd);
   const fresh = (await getChat(db, chat.id))!;
   return { chat: publicChat(fresh), user_message: outcome.user_message, assistant_message: outcome.assistant_message, usage: outcome.usage };
