@@ -245,17 +245,7 @@ async function runPipeline(env: Env, db: Database, doc: DocumentRow): Promise<Pr
   const chunks = chunkSections(parsed.sections);
   if (!chunks.length) throw new PermanentIngestError("The file contains no text to index");
 
-  let embeddingTokens = 0;
-  const embedder = embedderFor(env, { onUsage: (t) => (embeddingTokens += t) });
-  await ensureEmbeddingSpace(db, kb, embedder);
-  await insertChunks(db, doc, generation, doc.filename, chunks);
-  let written: string[];
-  try {
-    written = await embedPending(env, db, kb, doc, generation, embedder);
-  } finally {
-    // Every provider call that succeeded is charged, even if a later batch failed.
-    await meterEmbedding(db, env, { organizationId: doc.organizationId, tenantId: doc.tenantId, model: embedder.model, tokens: embeddingTokens });
-  }
+  const written = await indexChunks(env, db, kb, doc, generation, chunks);
   if (isBinaryKind(kind)) await storeDerivedText(env, db, kb, doc, parsed.markdown);
   // Connected data: CSV, XLSX and JSON documents also become tables (replacing this document's earlier ones).
   await loadDocumentTables(env, doc, kind, bytes);
@@ -266,31 +256,7 @@ async function runPipeline(env: Env, db: Database, doc: DocumentRow): Promise<Pr
     UPDATE documents SET status = 'processed', index_generation = ${generation}, chunk_count = ${chunks.length},
       page_count = ${parsed.pageCount ?? null}, error = NULL, processed_at = ${now}, updated_at = ${now}
     WHERE id = ${doc.id} AND ingest_seq = ${generation} AND status = 'processing'`);
-  if (!flipped.meta.changes) {
-    const current = await getDocument(db, doc.id);
-    // A concurrent delivery of the same message finished first: its result stands.
-    if (current && current.status !== "deleted" && current.indexGeneration === generation) {
-      return { kind: "skipped", reason: "already processed by a concurrent delivery" };
-    }
-    // Deleted (or re-queued) meanwhile: this attempt's chunks must not linger.
-    await batchSql(db, [
-      sql`DELETE FROM chunks WHERE document_id = ${doc.id} AND generation = ${generation}
-        AND generation <> (SELECT index_generation FROM documents WHERE id = ${doc.id})`,
-      sql`UPDATE documents SET status = 'deleted', deleted_at = ${now}, updated_at = ${now}
-        WHERE parent_document_id = ${doc.id} AND status <> 'deleted'
-          AND (SELECT status FROM documents WHERE id = ${doc.id}) = 'deleted'`,
-    ]);
-    // Vectors written after a concurrent cleanup ran have no chunk row left to
-    // record them on the garbage list: delete them directly. Generation ids
-    // never come back once the document is deleted or queued again.
-    try {
-      await vectorIndexFor(env).deleteByIds(kb.id, written);
-      await drainGarbage(env, db, { knowledgeBaseId: kb.id, maxRows: 2000 });
-    } catch (e) {
-      console.warn("cleanup after a concurrent change failed (housekeeping will finish it):", e);
-    }
-    return { kind: "skipped", reason: "document changed during processing" };
-  }
+  if (!flipped.meta.changes) return afterLostSwap(env, db, kb.id, doc.id, generation, written);
   // Older generations are no longer read; their vectors go through the garbage list.
   await db.run(sql`DELETE FROM chunks WHERE document_id = ${doc.id} AND generation <> ${generation}`);
   try {
@@ -299,4 +265,46 @@ async function runPipeline(env: Env, db: Database, doc: DocumentRow): Promise<Pr
     console.warn("garbage drain after processing failed (housekeeping will finish it):", e);
   }
   return { kind: "processed", chunkCount: chunks.length };
+}
+
+/** Chunk rows of the new generation, then their vectors; every provider call that succeeded is charged. */
+async function indexChunks(env: Env, db: Database, kb: KnowledgeBase, doc: DocumentRow, generation: number, chunks: ReturnType<typeof chunkSections>): Promise<string[]> {
+  let embeddingTokens = 0;
+  const embedder = embedderFor(env, { onUsage: (t) => (embeddingTokens += t) });
+  await ensureEmbeddingSpace(db, kb, embedder);
+  await insertChunks(db, doc, generation, doc.filename, chunks);
+  try {
+    return await embedPending(env, db, kb, doc, generation, embedder);
+  } finally {
+    // Charged even if a later batch failed.
+    await meterEmbedding(db, env, { organizationId: doc.organizationId, tenantId: doc.tenantId, model: embedder.model, tokens: embeddingTokens });
+  }
+}
+
+/**
+ * The swap did not happen: a concurrent delivery finished first (its result stands), or the document was
+ * deleted or queued again meanwhile, and this attempt's chunks and vectors must not linger.
+ */
+async function afterLostSwap(env: Env, db: Database, kbId: string, docId: string, generation: number, written: string[]): Promise<ProcessOutcome> {
+  const current = await getDocument(db, docId);
+  if (current && current.status !== "deleted" && current.indexGeneration === generation) {
+    return { kind: "skipped", reason: "already processed by a concurrent delivery" };
+  }
+  const now = nowIso();
+  await batchSql(db, [
+    sql`DELETE FROM chunks WHERE document_id = ${docId} AND generation = ${generation}
+      AND generation <> (SELECT index_generation FROM documents WHERE id = ${docId})`,
+    sql`UPDATE documents SET status = 'deleted', deleted_at = ${now}, updated_at = ${now}
+      WHERE parent_document_id = ${docId} AND status <> 'deleted'
+        AND (SELECT status FROM documents WHERE id = ${docId}) = 'deleted'`,
+  ]);
+  // Vectors written after a concurrent cleanup ran have no chunk row left to record them on the garbage
+  // list: delete them directly. Generation ids never come back once the document is deleted or queued again.
+  try {
+    await vectorIndexFor(env).deleteByIds(kbId, written);
+    await drainGarbage(env, db, { knowledgeBaseId: kbId, maxRows: 2000 });
+  } catch (e) {
+    console.warn("cleanup after a concurrent change failed (housekeeping will finish it):", e);
+  }
+  return { kind: "skipped", reason: "document changed during processing" };
 }
