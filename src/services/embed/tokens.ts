@@ -129,9 +129,20 @@ const minterKey = alias(apiKeys, "minter_key");
  * role that may mint, answer 401. Nothing is cached: revocation works on the next request.
  */
 export async function resolveEmbedToken(db: Database, token: string): Promise<KeyCaller> {
-  const invalid = (why = "Invalid embed token") => new ApiError("unauthorized", why);
-  if (!looksLikeEmbedToken(token) || token.length > 200) throw invalid();
-  const row = await db
+  if (!looksLikeEmbedToken(token) || token.length > 200) throw invalidToken();
+  const row = await tokenRow(db, token);
+  if (!row) throw invalidToken();
+  if (Date.parse(row.t.expiresAt) <= Date.now()) throw invalidToken("This embed token has expired");
+  assertIssuerStillValid(row);
+  return embedCaller(row.t, row.status);
+}
+
+const invalidToken = (why = "Invalid embed token") => new ApiError("unauthorized", why);
+
+/** The token by its hash, with its organization's status and whoever minted it (the key, or the user's role). */
+async function tokenRow(db: Database, token: string) {
+  const hash = await sha256Hex(token);
+  return db
     .select({ t: embedTokens, status: organizations.status, key: minterKey, role: organizationMembers.role })
     .from(embedTokens)
     .innerJoin(organizations, eq(organizations.id, embedTokens.organizationId))
@@ -140,29 +151,34 @@ export async function resolveEmbedToken(db: Database, token: string): Promise<Ke
       organizationMembers,
       and(eq(organizationMembers.userId, embedTokens.createdByUserId), eq(organizationMembers.organizationId, embedTokens.organizationId)),
     )
-    .where(eq(embedTokens.tokenHash, await sha256Hex(token)))
+    .where(eq(embedTokens.tokenHash, hash))
     .get();
-  if (!row) throw invalid();
-  const t = row.t;
-  if (Date.parse(t.expiresAt) <= Date.now()) throw invalid("This embed token has expired");
-  const scope = { organizationId: t.organizationId, environmentId: t.environmentId, tenantId: t.tenantId, knowledgeBaseId: t.knowledgeBaseId };
-  if (t.createdByApiKeyId) {
-    const k = row.key;
-    const scopes = new Set((k?.scopes ?? []) as Scope[]);
-    const minter: KeyCaller | null = k
-      ? { type: "api_key", key: k, scopes, isAdmin: scopes.has("admin:full"), organizationStatus: row.status }
-      : null;
-    const ok =
-      minter &&
-      !k!.revokedAt &&
-      !(k!.expiresAt && Date.parse(k!.expiresAt) <= Date.now()) &&
-      (minter.isAdmin || scopes.has("query:rag")) &&
-      keyReach(minter, scope) === "ok";
-    if (!ok) throw invalid("The API key that issued this embed token is no longer valid");
-  } else if (!row.role || !(PERMISSIONS["embed:mint"].roles as readonly string[]).includes(row.role)) {
-    throw invalid("The user who issued this embed token no longer has access");
-  }
+}
 
+/** A token lives only as long as its issuer may mint: the key unrevoked, unexpired and reaching it; the user a member who may mint. */
+function assertIssuerStillValid(row: NonNullable<Awaited<ReturnType<typeof tokenRow>>>): void {
+  const t = row.t;
+  if (!t.createdByApiKeyId) {
+    if (!row.role || !(PERMISSIONS["embed:mint"].roles as readonly string[]).includes(row.role)) {
+      throw invalidToken("The user who issued this embed token no longer has access");
+    }
+    return;
+  }
+  const k = row.key;
+  const scope = { organizationId: t.organizationId, environmentId: t.environmentId, tenantId: t.tenantId, knowledgeBaseId: t.knowledgeBaseId };
+  const scopes = new Set((k?.scopes ?? []) as Scope[]);
+  const minter: KeyCaller | null = k ? { type: "api_key", key: k, scopes, isAdmin: scopes.has("admin:full"), organizationStatus: row.status } : null;
+  const ok =
+    minter &&
+    !k!.revokedAt &&
+    !(k!.expiresAt && Date.parse(k!.expiresAt) <= Date.now()) &&
+    (minter.isAdmin || scopes.has("query:rag")) &&
+    keyReach(minter, scope) === "ok";
+  if (!ok) throw invalidToken("The API key that issued this embed token is no longer valid");
+}
+
+/** The caller an embed token is: a key of its tenant and knowledge base with only `query:rag`, carrying the grant. */
+function embedCaller(t: EmbedToken, organizationStatus: KeyCaller["organizationStatus"]): KeyCaller {
   const key: ApiKey = {
     id: t.id,
     organizationId: t.organizationId,
@@ -184,7 +200,7 @@ export async function resolveEmbedToken(db: Database, token: string): Promise<Ke
     key,
     scopes: new Set<Scope>(["query:rag"]),
     isAdmin: false,
-    organizationStatus: row.status,
+    organizationStatus,
     embed: {
       tokenId: t.id,
       tenantId: t.tenantId,
