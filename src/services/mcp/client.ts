@@ -5,8 +5,9 @@ import type { Env } from "../../env";
 import { ApiError } from "../../lib/errors";
 import { decryptSecret } from "../../lib/secrets";
 import { assertMcpUrl, mcpFetch, type FetchObservations } from "./guard";
-import { freshAccessToken, McpAuthRequired, safeMessage } from "./oauth";
+import { McpAuthRequired, safeMessage } from "./oauth";
 import { getMcpServer, saveManifest, setMcpStatus, updateMcpServer } from "./servers";
+import { freshAccessToken } from "./refresh";
 
 /**
  * Connecting to a registered MCP server with the SDK (loaded only here, on

@@ -1,4 +1,4 @@
-import { and, eq, isNull, lt, or } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import type { OAuthClientProvider, OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import type { Database } from "../../db/client";
@@ -10,7 +10,7 @@ import { ApiError } from "../../lib/errors";
 import { decryptSecret, encryptSecret, openOptional } from "../../lib/secrets";
 import { nowIso } from "../../lib/time";
 import { mcpFetch } from "./guard";
-import { getMcpServer, setMcpStatus, updateMcpServer } from "./servers";
+import { getMcpServer, updateMcpServer } from "./servers";
 
 /**
  * OAuth for MCP servers, per the MCP authorization specification: the SDK's
@@ -28,7 +28,7 @@ import { getMcpServer, setMcpStatus, updateMcpServer } from "./servers";
 export const STATE_TTL_MS = 10 * 60 * 1000;
 /** Refresh this long before the access token expires. */
 export const REFRESH_MARGIN_MS = 60 * 1000;
-const LEASE_MS = 30 * 1000;
+export const LEASE_MS = 30 * 1000;
 const aad = (id: string) => `mcp_server:${id}`;
 
 export const callbackUrl = (env: Env) => `${config(env).publicBaseUrl}/api/v1/mcp/servers/oauth/callback`;
@@ -43,7 +43,7 @@ export class McpAuthRequired extends Error {
 type Mode = "start" | "callback" | "refresh";
 
 /** The SDK's OAuthClientProvider over one mcp_servers row. */
-class StoredOAuthProvider implements OAuthClientProvider {
+export class StoredOAuthProvider implements OAuthClientProvider {
   authorizationUrl?: string;
   private client?: OAuthClientInformationMixed;
   private current?: OAuthTokens;
@@ -229,83 +229,9 @@ export async function finishAuthorization(env: Env, db: Database, serverId: stri
 
 // ---- Access tokens and the one-refresh-at-a-time lease ------------------------
 
-async function accessTokenOf(env: Env, row: McpServer): Promise<OAuthTokens | null> {
+export async function accessTokenOf(env: Env, row: McpServer): Promise<OAuthTokens | null> {
   const raw = await openOptional(env, row.oauthTokensEnc, aad(row.id));
   return raw ? (JSON.parse(raw) as OAuthTokens) : null;
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/**
- * The access token to send, refreshed first when it expires within a minute
- * (or `force`, after the server answered 401). Only the holder of the lease
- * refreshes; others wait for its new token. Throws McpAuthRequired when there
- * is no usable token any more.
- */
-export async function freshAccessToken(env: Env, db: Database, row: McpServer, opts: { force?: boolean; signal?: AbortSignal } = {}): Promise<string> {
-  const tokens = await accessTokenOf(env, row);
-  if (!tokens) throw new McpAuthRequired();
-  const expiring = row.oauthTokenExpiresAt !== null && row.oauthTokenExpiresAt - Date.now() < REFRESH_MARGIN_MS;
-  if (!opts.force && !expiring) return tokens.access_token;
-  if (!tokens.refresh_token) {
-    if (opts.force || (row.oauthTokenExpiresAt ?? 0) < Date.now()) throw new McpAuthRequired();
-    return tokens.access_token;
-  }
-
-  const now = Date.now();
-  const won = await db
-    .update(mcpServers)
-    .set({ refreshLeaseUntil: now + LEASE_MS })
-    .where(
-      and(
-        eq(mcpServers.id, row.id),
-        eq(mcpServers.oauthTokenVersion, row.oauthTokenVersion),
-        or(isNull(mcpServers.refreshLeaseUntil), lt(mcpServers.refreshLeaseUntil, now)),
-      ),
-    )
-    .run();
-
-  if (won.meta.changes) {
-    try {
-      const { auth } = await import("@modelcontextprotocol/sdk/client/auth.js");
-      const provider = new StoredOAuthProvider(env, db, row, "refresh");
-      let result: string;
-      try {
-        result = await auth(provider, { serverUrl: row.url, fetchFn: mcpFetch(env) });
-      } catch (e) {
-        throw new McpAuthRequired(`Refreshing the server's token failed (${safeMessage(e)}); an administrator must connect it again`);
-      }
-      if (result !== "AUTHORIZED") throw new McpAuthRequired("The server refused to refresh the token; an administrator must connect it again");
-      const fresh = (await getMcpServer(db, row.id))!;
-      const t = await accessTokenOf(env, fresh);
-      if (!t) throw new McpAuthRequired();
-      return t.access_token;
-    } catch (e) {
-      if (e instanceof McpAuthRequired) await setMcpStatus(db, row.id, "needs_auth", e.message);
-      throw e;
-    } finally {
-      await db.update(mcpServers).set({ refreshLeaseUntil: null }).where(eq(mcpServers.id, row.id));
-    }
-  }
-
-  // Someone else refreshes (or already did): use their token once it is there.
-  for (let i = 0; i < 60; i++) {
-    opts.signal?.throwIfAborted();
-    const current = await getMcpServer(db, row.id);
-    if (!current) throw new McpAuthRequired("The MCP server registration was deleted");
-    if (current.oauthTokenVersion !== row.oauthTokenVersion) {
-      const t = await accessTokenOf(env, current);
-      if (t) return t.access_token;
-      throw new McpAuthRequired();
-    }
-    if (current.status === "needs_auth") throw new McpAuthRequired(current.lastError ?? undefined);
-    if (!current.refreshLeaseUntil || current.refreshLeaseUntil < Date.now()) {
-      // The holder gave up without a new token: try once ourselves.
-      return freshAccessToken(env, db, current, opts);
-    }
-    await sleep(250);
-  }
-  throw new McpAuthRequired("Timed out waiting for the token refresh");
 }
 
 /** An error message fit for status fields and tool results: no URLs' query strings, no tokens. */
