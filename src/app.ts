@@ -26,7 +26,7 @@ import { pageRoutes } from "./routes/pages";
 import { skillRoutes } from "./routes/skills";
 import { tableRoutes } from "./routes/tables";
 import { tenantRoutes } from "./routes/tenants";
-import { mcpRoutes } from "./routes/mcp/routes";
+import { mcpRoutes } from "./routes/mcp";
 import { signedUrlRoutes } from "./routes/uploads";
 import type { AppEnv } from "./types";
 import { embedRoutes } from "./routes/embed";
