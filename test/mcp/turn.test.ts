@@ -40,6 +40,23 @@ describe("MCP tools in a turn", () => {
     ]);
   });
 
+  it("calls to one server in a turn share one connection (one initialize), closed with the turn", async () => {
+    const { org, kb, auth } = await kbWithDocument();
+    const name = `counted${Date.now()}`;
+    const server = await registerReady(org, { name: "Counted", url: mcpUrl(`/count/${name}/mcp`) });
+    const { chat } = await newChat(auth, kb, { model: "test-gpt" });
+    expectStatus(await call(`/chats/${chat.id}/mcp-servers`, { ...auth, method: "PATCH", body: { enabled_mcp_server_ids: [server.id] } }), 200);
+    const stats = async () => (await fetch(mcpUrl(`/count/${name}/stats`))).json() as Promise<Record<string, number>>;
+    const before = await stats(); // registration's discovery connected once
+    const events = await readSse(
+      await streamMessage(chat.id, ask('Both, please. @call mcp__counted__echo {"text":"one"} @call mcp__counted__add {"a":2,"b":3}'), auth),
+    );
+    expect(events.filter((e) => e.data.type === "mcp_tool_result").map((e) => e.data.is_error)).toEqual([false, false]);
+    const after = await stats();
+    expect((after["tools/call"] ?? 0) - (before["tools/call"] ?? 0)).toBe(2);
+    expect((after.initialize ?? 0) - (before.initialize ?? 0)).toBe(1);
+  });
+
   it("a tool error is an is_error result, and the turn still completes", async () => {
     const { auth, chat } = await chatWithServer();
     const events = await readSse(await streamMessage(chat.id, ask("Try it. @call mcp__open_tools__fail {}"), auth));

@@ -18,6 +18,7 @@ import type { Handler } from "./index";
  *                              refresh with rotation; a reused refresh token revokes the whole grant, as
  *                              real providers do), and /r/<realm>/admin/{stats,revoke-access,config}.
  *  - /redirect-private/mcp     answers every request with a redirect to a private address.
+ *  - /count/<name>/mcp         like /open/mcp, counting the JSON-RPC methods it receives (GET /count/<name>/stats).
  */
 
 export const CRED_SECRET = "cred-OK-123";
@@ -81,7 +82,9 @@ function json(res: http.ServerResponse, status: number, body: unknown, headers: 
   res.end(JSON.stringify(body));
 }
 
-async function serveStreamable(req: http.IncomingMessage, res: http.ServerResponse, user: string) {
+const methodCounts = new Map<string, Record<string, number>>();
+
+async function serveStreamable(req: http.IncomingMessage, res: http.ServerResponse, user: string, counts?: Record<string, number>) {
   if (req.method !== "POST") return json(res, 405, { jsonrpc: "2.0", error: { code: -32000, message: "Method not allowed" }, id: null }, { Allow: "POST" });
   const raw = await readBody(req);
   let body: unknown;
@@ -90,6 +93,7 @@ async function serveStreamable(req: http.IncomingMessage, res: http.ServerRespon
   } catch {
     return json(res, 400, { jsonrpc: "2.0", error: { code: -32700, message: "Parse error" }, id: null });
   }
+  if (counts) for (const m of [body].flat() as Array<{ method?: string }>) if (m?.method) counts[m.method] = (counts[m.method] ?? 0) + 1;
   const server = buildServer(user);
   const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   res.on("close", () => {
@@ -107,6 +111,13 @@ export const handler: Handler = async (req, res, self) => {
   const path = url.pathname;
 
   if (path === "/open/mcp") return serveStreamable(req, res, "anonymous");
+
+  const counted = /^\/count\/([^/]+)\/(mcp|stats)$/.exec(path);
+  if (counted) {
+    const counts = methodCounts.get(counted[1]) ?? {};
+    methodCounts.set(counted[1], counts);
+    return counted[2] === "stats" ? json(res, 200, counts) : serveStreamable(req, res, "anonymous", counts);
+  }
 
   if (path === "/cred/mcp") {
     if (req.headers.authorization !== `Bearer ${CRED_SECRET}`) {

@@ -2,6 +2,7 @@ import { newId } from "../../lib/ids";
 import { appendMessage, publicMessage } from "../chats/chats";
 import { ProviderError } from "../models/llm";
 import { assembleToolbox, type Toolbox } from "../tools/toolbox";
+import { TurnResources } from "../tools/resources";
 import type { TurnScope } from "../tools/types";
 import { isLocal, publishSources, type TurnContext, type TurnDeps, type TurnRequest, type TurnResult } from "./context";
 import { sanitizeCitations } from "./prompt";
@@ -41,7 +42,7 @@ export async function runTurn(deps: TurnDeps, req: TurnRequest, emit: Emit, sign
   await emit({ type: "user_message", message: publicMessage(userMessage), ...(req.runId ? { run_id: req.runId } : {}) });
 
   const ctx = createContext(deps, req, scope, await toolbox, emit, signal);
-  const outcome = await answer(ctx, userMessage);
+  const outcome = await answer(ctx, userMessage).finally(() => scope.resources?.closeAll());
 
   const assistantId = newId("msg");
   const usage = await meterStage(ctx, assistantId);
@@ -71,6 +72,7 @@ function turnScope(deps: TurnDeps, req: TurnRequest): TurnScope {
     streaming: req.streaming,
     runId: req.runId ?? null,
     depth: req.depth ?? 0,
+    resources: new TurnResources(),
   };
 }
 

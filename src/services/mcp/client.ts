@@ -8,6 +8,7 @@ import { assertMcpUrl, mcpFetch, type FetchObservations } from "./guard";
 import { McpAuthRequired, safeMessage } from "./oauth";
 import { getMcpServer, saveManifest, setMcpStatus, updateMcpServer } from "./servers";
 import { freshAccessToken } from "./refresh";
+import type { TurnResources } from "../tools/resources";
 
 /**
  * Connecting to a registered MCP server with the SDK (loaded only here, on
@@ -174,7 +175,12 @@ export function resultText(result: { content?: unknown; structuredContent?: unkn
   return parts.join("\n");
 }
 
-/** Calls one tool of a registration; protocol and tool errors come back as `isError` results, never thrown. */
+/**
+ * Calls one tool of a registration; protocol and tool errors come back as `isError` results, never thrown.
+ * Within a turn (`resources`) the calls to one server share one connection, opened by the first of them and
+ * closed when the turn's tools are done (a connection that fails is dropped, and the next call opens a new
+ * one); outside a turn each call opens and closes its own.
+ */
 export async function callServerTool(
   env: Env,
   db: Database,
@@ -182,20 +188,23 @@ export async function callServerTool(
   tool: string,
   args: Record<string, unknown>,
   signal: AbortSignal,
-  timeoutMs = 30_000,
+  opts: { resources?: TurnResources; timeoutMs?: number } = {},
 ): Promise<CallResult> {
   const row = await getMcpServer(db, serverId);
   if (!row) return { text: "This MCP server is no longer registered.", isError: true };
+  const key = `mcp:${row.id}`;
+  const shared = opts.resources;
   let conn: Connection | null = null;
   try {
-    conn = await connectServer(env, db, row, signal);
-    const result = await conn.client.callTool({ name: tool, arguments: args }, undefined, { signal, timeout: timeoutMs });
+    conn = shared ? await shared.shared(key, () => connectServer(env, db, row, signal), (c) => c.close()) : await connectServer(env, db, row, signal);
+    const result = await conn.client.callTool({ name: tool, arguments: args }, undefined, { signal, timeout: opts.timeoutMs ?? 30_000 });
     return { text: resultText(result as { content?: unknown }), isError: result.isError === true };
   } catch (e) {
+    if (shared) await shared.drop(key);
     if (signal.aborted) return { text: "The tool call was cancelled.", isError: true };
     if (e instanceof McpAuthRequired) return { text: e.message, isError: true };
     return { text: `The MCP tool call failed: ${safeMessage(e)}`, isError: true };
   } finally {
-    await conn?.close();
+    if (!shared) await conn?.close();
   }
 }

@@ -84,7 +84,7 @@ export const mcpToolProvider: ToolProvider = {
             if (!row || row.organizationId !== ctx.scope.chat.organizationId) {
               return { text: "This MCP server is no longer registered.", isError: true };
             }
-            const result = await callServerTool(ctx.scope.env, ctx.scope.db, server.id, t.name, input ?? {}, ctx.signal);
+            const result = await callServerTool(ctx.scope.env, ctx.scope.db, server.id, t.name, input ?? {}, ctx.signal, { resources: ctx.scope.resources });
             if (result.isError) return { text: result.text || "The tool reported an error.", isError: true };
             if (!result.text.trim()) return { text: "(the tool returned nothing)" };
             // A successful result is a citable passage: the loop numbers it, and an answer that cites it gets it as a source.

@@ -4,6 +4,7 @@ import type { Chat, KnowledgeBase, Message } from "../../db/schema";
 import type { Env } from "../../env";
 import type { Actor } from "../billing/metering";
 import type { Emit, Passage } from "../answer/types";
+import type { TurnResources } from "./resources";
 
 /**
  * THE toolbox contract (API-DECISIONS "One agent loop with a toolbox"). A turn
@@ -64,6 +65,8 @@ export interface TurnScope {
   runId: string | null;
   /** 0 for a turn a caller started; 1 inside a delegate (which may not delegate further). */
   depth: number;
+  /** What the turn's tools share while it runs (closed when its tools are done); absent outside a turn. */
+  resources?: TurnResources;
 }
 
 export interface ToolCallContext {
