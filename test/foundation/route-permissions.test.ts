@@ -63,8 +63,10 @@ describe("route permissions", () => {
         const schemes = (op.security ?? []).map((s) => Object.keys(s).sort().join("+")).sort().join(",");
         // src/routes/define-route.ts: a scoped permission takes keys and sessions, an unscoped one sessions only.
         if (p && p in PERMISSIONS) {
-          const expected = "scope" in PERMISSIONS[p as Permission] ? "bearerAuth,sessionCookie" : "sessionCookie";
-          if (schemes !== expected && !(p === "query:rag" && path === "/api/v1/mcp")) wrong.push(`${method} ${path}: ${p} → ${schemes}`);
+          // A route may narrow it (POST /mcp takes keys only), never widen it.
+          const allowed = "scope" in PERMISSIONS[p as Permission] ? ["bearerAuth", "sessionCookie"] : ["sessionCookie"];
+          const used = schemes ? schemes.split(",") : [];
+          if (!used.length || used.some((x) => !allowed.includes(x))) wrong.push(`${method} ${path}: ${p} → ${schemes}`);
         }
         for (const name of [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1])) {
           if (!op.parameters?.some((x) => x.in === "path" && x.name === name)) wrong.push(`${method} ${path}: no path parameter ${name}`);

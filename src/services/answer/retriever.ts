@@ -6,12 +6,10 @@ import { searchKnowledgeBase } from "../retrieval/search";
 import type { Retriever } from "./types";
 
 /** The answer pipeline's view of knowledge-base search (src/services/retrieval). */
-export function createRetriever(db: Database, env: Env, kb: Pick<KnowledgeBase, "id"> | KnowledgeBase, actor?: Actor | null): Retriever {
-  // A whole row (a turn's) spares the search its lookup; an id alone is looked up.
-  const knowledgeBase = "organizationId" in kb ? kb : undefined;
+export function createRetriever(db: Database, env: Env, kb: KnowledgeBase, actor?: Actor | null): Retriever {
   return async (query, limit, signal) => {
     signal?.throwIfAborted();
-    const passages = await searchKnowledgeBase(env, db, { knowledgeBaseId: kb.id, knowledgeBase, query, limit, actor });
+    const passages = await searchKnowledgeBase(env, db, { knowledgeBaseId: kb.id, knowledgeBase: kb, query, limit, actor });
     return passages.map((p) => ({
       document_id: p.document_id,
       filename: p.filename,

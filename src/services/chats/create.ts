@@ -60,8 +60,9 @@ export async function createChatWithFirstTurn(c: Context<AppEnv>, body: CreateCh
   // first turn leaves nothing behind (and an empty chat cannot name an unknown app either).
   await resolveTurnExtras(c, caller, placement, { mode: body.agent_mode, websearch: body.websearch_enable, extras: body });
   const seed = await forkSeed(c, body.shared_source_chat_id);
-  // A first message is model work: refuse before creating anything.
-  if (body.message) await assertCanSpend(db, kb.tenantId);
+  // A first message is model work: refuse before creating anything (the turn reuses this check).
+  const spend = body.message ? assertCanSpend(db, kb.tenantId) : undefined;
+  await spend;
 
   const chat = await createChat(db, {
     id: body.id,
@@ -81,7 +82,7 @@ export async function createChatWithFirstTurn(c: Context<AppEnv>, body: CreateCh
   const images = body.images.length ? await storeChatImages(c, chat, body.images) : undefined;
   if (!body.message) return { chat: publicChat((await getChat(db, chat.id))!) };
 
-  const cmd = await prepareTurn(c, caller, chat, kb, { content: body.message, model, mode: body.agent_mode, websearch: body.websearch_enable, operation: "chat", extras: body, images });
+  const cmd = await prepareTurn(c, caller, chat, kb, { content: body.message, model, mode: body.agent_mode, websearch: body.websearch_enable, operation: "chat", extras: body, images, spend });
   const outcome = await runTurnJson(c.env, cmd);
   const fresh = (await getChat(db, chat.id))!;
   return { chat: publicChat(fresh), user_message: outcome.user_message, assistant_message: outcome.assistant_message, usage: outcome.usage };
@@ -90,7 +91,8 @@ export async function createChatWithFirstTurn(c: Context<AppEnv>, body: CreateCh
 /** Authorizes and validates a message for an existing chat (JSON send and stream alike): the turn command. */
 export async function sendCommand(c: Context<AppEnv>, chatId: string, body: SendMessageInput) {
   const { chat } = await authorizeChat(c, chatId, body.external_subject_id);
-  // Started now, so it overlaps the knowledge base query; prepareTurn reports it in its order.
+  // Started now, so it overlaps the knowledge base query; prepareTurn reports it in its order
+  // (observed here too, for when the knowledge base is not found first).
   const spend = assertCanSpend(c.get("db"), chat.tenantId);
   spend.catch(() => {});
   const kb = await getKnowledgeBase(c.get("db"), chat.knowledgeBaseId);

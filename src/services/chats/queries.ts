@@ -39,11 +39,14 @@ export async function fastQuery(c: Context<AppEnv>, body: FastQueryInput) {
   const model = resolveModel(c, body.model);
   assertExtrasResolvable({ connector_slugs: body.connector_slugs, delegate_agent_ids: [] });
   let chat;
+  let spend: Promise<void> | undefined;
   if (body.chat_id) {
     chat = (await authorizeChat(c, body.chat_id, body.external_subject_id)).chat;
     if (chat.knowledgeBaseId !== kb.id) throw badRequest("chat_id belongs to another knowledge base", [{ path: "body.chat_id", message: "Another knowledge base" }]);
   } else {
-    await assertCanSpend(db, kb.tenantId);
+    // Refused before the query chat exists; the turn reuses this check.
+    spend = assertCanSpend(db, kb.tenantId);
+    await spend;
     chat = await createChat(db, {
       id: crypto.randomUUID(),
       kb,
@@ -65,6 +68,7 @@ export async function fastQuery(c: Context<AppEnv>, body: FastQueryInput) {
     operation: "fast_query",
     chunkCount: body.chunk_count,
     extras: { connector_slugs: body.connector_slugs, delegate_agent_ids: [], skill_ids: [], attached_artifact_ids: [] },
+    spend,
   });
   const outcome = await runTurnJson(c.env, cmd);
   return { answer: outcome.assistant_message.content, sources: outcome.sources, usage: outcome.usage, chat_id: chat.id };

@@ -81,13 +81,13 @@ function renderPassages(passages: Source[]): string {
 
 const kbIdInput = z.string().min(1).max(128).optional().describe("The knowledge base; optional when the key reaches only one (see list_knowledge_bases)");
 
-async function listTool(c: Ctx, key: KeyCaller) {
+async function listKnowledgeBasesTool(c: Ctx, key: KeyCaller) {
   const kbs = (await reachableKnowledgeBases(c, key)).map((kb) => ({ id: kb.id, name: kb.name, description: kb.description, tenant_id: kb.tenantId, status: kb.status }));
   const lines = kbs.map((kb) => `${kb.id}: ${kb.name}${kb.description ? ` — ${kb.description}` : ""}${kb.status !== "active" ? " (inactive)" : ""}`);
   return text(lines.join("\n") || "No knowledge bases.", { knowledge_bases: kbs });
 }
 
-async function searchTool(c: Ctx, key: KeyCaller, input: { query: string; knowledge_base_id?: string; limit?: number }) {
+async function searchKbTool(c: Ctx, key: KeyCaller, input: { query: string; knowledge_base_id?: string; limit?: number }) {
   const kb = await resolveKb(c, key, input.knowledge_base_id);
   const found = await createRetriever(c.get("db"), c.env, kb, actorOf(key))(input.query, input.limit ?? 6);
   const passages = passagesToSources(found);
@@ -95,11 +95,13 @@ async function searchTool(c: Ctx, key: KeyCaller, input: { query: string; knowle
 }
 
 /** A fast-query turn in a new query chat of the key: cited answer, metered like POST /chats/fast-query. */
-async function askTool(c: Ctx, key: KeyCaller, input: { question: string; knowledge_base_id?: string; model?: string }) {
+async function askKbTool(c: Ctx, key: KeyCaller, input: { question: string; knowledge_base_id?: string; model?: string }) {
   const kb = await resolveKb(c, key, input.knowledge_base_id);
   const m = resolveModel(c, input.model ?? DEFAULT_MODEL, "model");
   const db = c.get("db");
-  await assertCanSpend(db, kb.tenantId);
+  // Refused before the query chat exists; the turn reuses this check.
+  const spend = assertCanSpend(db, kb.tenantId);
+  await spend;
   const chat = await createChat(db, {
     id: crypto.randomUUID(),
     kb,
@@ -119,6 +121,7 @@ async function askTool(c: Ctx, key: KeyCaller, input: { question: string; knowle
     websearch: false,
     operation: "fast_query",
     extras: { connector_slugs: [], delegate_agent_ids: [], skill_ids: [], attached_artifact_ids: [] },
+    spend,
   });
   const outcome = await runTurnJson(c.env, cmd);
   const sources: Source[] = outcome.sources;
@@ -133,7 +136,7 @@ export async function buildKbMcpServer(c: Ctx, key: KeyCaller) {
   server.registerTool(
     "list_knowledge_bases",
     { description: "The knowledge bases this API key may search and ask.", inputSchema: {} },
-    async () => asTool(() => listTool(c, key)),
+    async () => asTool(() => listKnowledgeBasesTool(c, key)),
   );
   server.registerTool(
     "search",
@@ -141,7 +144,7 @@ export async function buildKbMcpServer(c: Ctx, key: KeyCaller) {
       description: "Hybrid (lexical + vector) search of a knowledge base: the best passages, numbered for citation, with their documents.",
       inputSchema: { query: z.string().min(1).max(2000), knowledge_base_id: kbIdInput, limit: z.number().int().min(1).max(20).optional() },
     },
-    async (input) => asTool(() => searchTool(c, key, input)),
+    async (input) => asTool(() => searchKbTool(c, key, input)),
   );
   server.registerTool(
     "ask",
@@ -153,7 +156,7 @@ export async function buildKbMcpServer(c: Ctx, key: KeyCaller) {
         model: z.string().min(1).max(200).optional().describe(`A model id from GET /chats/models (default ${DEFAULT_MODEL})`),
       },
     },
-    async (input) => asTool(() => askTool(c, key, input)),
+    async (input) => asTool(() => askKbTool(c, key, input)),
   );
   return server;
 }
