@@ -1,9 +1,8 @@
 import type { Context } from "hono";
-import { authorize } from "../../auth/authorize";
 import type { Agent } from "../../db/schema";
 import { badRequest } from "../../lib/errors";
 import type { AppEnv } from "../../types";
-import { getTenant, tenantScope } from "../tenants";
+import { tenantFor } from "../tenants";
 import { archiveAgent, createAgent, deployAgent, getAgent, listAgents, publicAgent, setScheduleEnabled, type AgentConfigInput } from "./agents";
 import { armSchedule } from "./scheduler";
 
@@ -26,10 +25,9 @@ export async function createAgentFor(c: Context<AppEnv>, input: AgentConfigInput
 /** The tenant's agents; a key restricted to one knowledge base sees only that knowledge base's agents. */
 export async function listAgentsFor(c: Context<AppEnv>, q: { tenant_id: string; limit: number; offset: number; status?: "active" | "archived" }) {
   const caller = c.get("caller");
-  const tenant = await getTenant(c.get("db"), q.tenant_id);
-  await authorize(c, "agents:read", tenantScope(tenant), { what: "Tenant", addressedBy: "param" });
+  const tenant = await tenantFor(c, q.tenant_id, "agents:read", { addressedBy: "param" });
   const onlyKbId = caller.type === "api_key" ? caller.key.knowledgeBaseId : null;
-  const { rows, total } = await listAgents(c.get("db"), tenant!.id, { onlyKbId, limit: q.limit, offset: q.offset, status: q.status });
+  const { rows, total } = await listAgents(c.get("db"), tenant.id, { onlyKbId, limit: q.limit, offset: q.offset, status: q.status });
   return { agents: rows.map(publicAgent), total, limit: q.limit, offset: q.offset };
 }
 
