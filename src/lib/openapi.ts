@@ -73,6 +73,23 @@ export const pagingQuery = (maxLimit: number, defaultLimit: number) =>
     offset: z.coerce.number().int().min(0).default(0),
   });
 
+const pageFields = { total: z.number().int(), limit: z.number().int(), offset: z.number().int() };
+
+/** The body of a paged list: `{ <key>: [items], total, limit, offset }`. */
+export const pageSchema = <K extends string, T extends z.ZodType>(key: K, item: T) =>
+  z.object({ [key]: z.array(item), ...pageFields } as { [P in K]: z.ZodArray<T> } & typeof pageFields);
+
+/** One page's body for `pageSchema(key, …)`: the rows under `key` in their public form, the total and the page asked for. */
+export function pageBody<K extends string, R, V>(
+  key: K,
+  page: { rows: R[]; total: number },
+  asked: { limit: number; offset: number },
+  view: (row: R) => V,
+) {
+  const items = { [key]: page.rows.map(view) } as { [P in K]: V[] };
+  return { ...items, total: page.total, limit: asked.limit, offset: asked.offset };
+}
+
 /** A boolean in a query string: `true`/`false`/`1`/`0`. */
 export const queryBoolean = z
   .enum(["true", "false", "1", "0"])

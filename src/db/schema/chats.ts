@@ -51,22 +51,35 @@ export const chats = sqliteTable("chats", {
   ...timestamps(),
 });
 
-export interface Source {
-  index: number;
+/** Text found for a question: where it comes from, the text and its score. */
+export interface FoundText {
   document_id: string | null;
   filename: string | null;
   chunk_id: string | null;
   text: string;
   score: number;
   page: number | null;
+}
+
+/** A found text as an answer cites it, `[index]`. */
+export interface Source extends FoundText {
+  index: number;
   url: string | null;
   /** A recalled memory cited as a source. */
   memory_id?: string;
 }
 
+/** What a turn used: tokens and credits. */
+export interface TurnUsage {
+  input_tokens: number;
+  output_tokens: number;
+  total_tokens: number;
+  credits: number;
+}
+
 export interface MessageMetadata {
   sources?: Source[];
-  usage?: { input_tokens: number; output_tokens: number; total_tokens: number; credits: number };
+  usage?: TurnUsage;
   model?: string;
   status?: (typeof MESSAGE_STATUSES)[number];
   memoryUsed?: boolean;

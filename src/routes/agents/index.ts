@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { jsonBody, jsonContent, noContent, pagingQuery } from "../../lib/openapi";
+import { jsonBody, jsonContent, noContent, pageSchema, pagingQuery } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import { agentFor, listVersions, publicAgent, publicVersion } from "../../services/agents/agents";
 import { archiveAgentFor, createAgentFor, deployAgentFor, listAgentsFor, switchSchedule } from "../../services/agents/manage";
@@ -27,12 +27,7 @@ const list = route("get", "/agents", "agents:read", {
   request: {
     query: pagingQuery(100, 50).extend({ tenant_id: z.string().min(1).max(128), status: z.enum(["active", "archived"]).optional() }),
   },
-  responses: {
-    200: jsonContent(
-      z.object({ agents: z.array(AgentSchema), total: z.number().int(), limit: z.number().int(), offset: z.number().int() }),
-      "Agents, newest first",
-    ),
-  },
+  responses: { 200: jsonContent(pageSchema("agents", AgentSchema), "Agents, newest first") },
 });
 agentRoutes.openapi(list, async (c) => c.json(await listAgentsFor(c, c.req.valid("query")), 200));
 

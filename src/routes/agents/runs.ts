@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { extraErrors, jsonBody, jsonContent, pagingQuery } from "../../lib/openapi";
+import { extraErrors, jsonBody, jsonContent, pageSchema, pagingQuery } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import { agentFor } from "../../services/agents/agents";
 import { listRunsOf, runAgentToAnswer, stopRunOf, streamAgentRun, visibleRunOf } from "../../services/agents/requests";
@@ -50,9 +50,7 @@ const runs = route("get", "/agents/{id}/runs", "agents:read", {
   request: {
     query: pagingQuery(100, 20).extend({ status: z.enum(["queued", "running", "completed", "failed", "cancelled"]).optional() }),
   },
-  responses: {
-    200: jsonContent(z.object({ runs: z.array(RunSchema), total: z.number().int(), limit: z.number().int(), offset: z.number().int() }), "Runs"),
-  },
+  responses: { 200: jsonContent(pageSchema("runs", RunSchema), "Runs") },
 });
 agentRunRoutes.openapi(runs, async (c) => {
   const agent = await agentFor(c, c.req.valid("param").id, "agents:read");

@@ -1,14 +1,7 @@
-import { z } from "@hono/zod-openapi";
-import { jsonBody, jsonContent } from "../../lib/openapi";
+
+import { jsonBody, jsonContent, pageBody, pageSchema } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
-import {
-  activeArtifactFor,
-  artifactFor,
-  artifactJson,
-  changeArtifact,
-  createArtifact,
-  listArtifacts,
-} from "../../services/artifacts/artifacts";
+import { activeArtifactFor, artifactFor, artifactJson, changeArtifact, createArtifact, listArtifacts } from "../../services/artifacts/artifacts";
 import { knowledgeBaseFor } from "../../services/knowledge-bases";
 import { ArtifactSchema, CreateArtifactBody, ListArtifactsQuery, UpdateArtifactBody } from "./schemas";
 import { routesTagged } from "../define-route";
@@ -21,24 +14,13 @@ const list = route("get", "/knowledge-bases/{id}/artifacts", "artifacts:read", {
   operationId: "listArtifacts", summary: "Artifacts of a knowledge base, most recently updated first",
   description: "`query` (up to 200 characters) matches title, summary or content (case-insensitive for ASCII letters).",
   request: { query: ListArtifactsQuery },
-  responses: {
-    200: jsonContent(
-      z.object({ artifacts: z.array(ArtifactSchema), total: z.number().int(), limit: z.number().int(), offset: z.number().int() }),
-      "Artifacts",
-    ),
-  },
+  responses: { 200: jsonContent(pageSchema("artifacts", ArtifactSchema), "Artifacts") },
 });
 artifactCrudRoutes.openapi(list, async (c) => {
   const q = c.req.valid("query");
   const kb = await knowledgeBaseFor(c, c.req.valid("param").id, "artifacts:read", { tenantId: q.tenant_id, tenantPath: "query.tenant_id" });
-  const { rows, total } = await listArtifacts(c.get("db"), kb.id, {
-    type: q.type,
-    query: q.query,
-    includeStatus: q.include_status,
-    limit: q.limit,
-    offset: q.offset,
-  });
-  return c.json({ artifacts: rows.map((a) => artifactJson(c, a)), total, limit: q.limit, offset: q.offset }, 200);
+  const page = await listArtifacts(c.get("db"), kb.id, { ...q, includeStatus: q.include_status });
+  return c.json(pageBody("artifacts", page, q, (a) => artifactJson(c, a)), 200);
 });
 
 const create = route("post", "/knowledge-bases/{id}/artifacts", "artifacts:write", {

@@ -1,15 +1,7 @@
-import { z } from "@hono/zod-openapi";
-import { jsonBody, jsonContent, noContent } from "../../lib/openapi";
+
+import { jsonBody, jsonContent, noContent, pageBody, pageSchema } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
-import {
-  activeArtifactFor,
-  artifactFor,
-  artifactJson,
-  listRevisions,
-  publishArtifact,
-  setArtifactStatus,
-  unpublishArtifact,
-} from "../../services/artifacts/artifacts";
+import { activeArtifactFor, artifactFor, artifactJson, listRevisions, publicRevision, publishArtifact, setArtifactStatus, unpublishArtifact } from "../../services/artifacts/artifacts";
 import { ArtifactSchema, PublishBody, RevisionSchema, RevisionsQuery } from "./schemas";
 import { routesTagged } from "../define-route";
 
@@ -40,18 +32,12 @@ const revisions = route("get", "/artifacts/{id}/revisions", "artifacts:read", {
   operationId: "listArtifactRevisions",
   summary: "Revision history of an active artifact, oldest first (revision 1 is the creation)",
   request: { query: RevisionsQuery },
-  responses: {
-    200: jsonContent(
-      z.object({ revisions: z.array(RevisionSchema), total: z.number().int(), limit: z.number().int(), offset: z.number().int() }),
-      "Revisions",
-    ),
-  },
+  responses: { 200: jsonContent(pageSchema("revisions", RevisionSchema), "Revisions") },
 });
 artifactLifecycleRoutes.openapi(revisions, async (c) => {
   const q = c.req.valid("query");
   const artifact = await activeArtifactFor(c, c.req.valid("param").id, "artifacts:read");
-  const { revisions, total } = await listRevisions(c.get("db"), artifact.id, q);
-  return c.json({ revisions, total, limit: q.limit, offset: q.offset }, 200);
+  return c.json(pageBody("revisions", await listRevisions(c.get("db"), artifact.id, q), q, publicRevision), 200);
 });
 
 const publish = route("post", "/artifacts/{id}/publish", "artifacts:publish", {

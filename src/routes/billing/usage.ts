@@ -2,9 +2,9 @@ import { z } from "@hono/zod-openapi";
 import { authorize } from "../../auth/authorize";
 import { USAGE_OPERATIONS } from "../../db/schema";
 import { badRequest } from "../../lib/errors";
-import { jsonContent, queryBoolean, Timestamp } from "../../lib/openapi";
+import { jsonContent, pageBody, pageSchema, queryBoolean, Timestamp } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
-import { usageLogsPage, usageSummary, type UsageFilter } from "../../services/billing/usage";
+import { publicUsageLog, type UsageFilter, usageLogsPage, usageSummary } from "../../services/billing/usage";
 import { tenantFor } from "../../services/tenants";
 import { routesTagged } from "../define-route";
 
@@ -55,12 +55,7 @@ export const UsageLogSchema = z
   })
   .openapi("UsageLog");
 
-const LogsPage = z.object({
-  logs: z.array(UsageLogSchema),
-  total: z.number().int(),
-  limit: z.number().int(),
-  offset: z.number().int(),
-});
+const LogsPage = pageSchema("logs", UsageLogSchema);
 
 
 function filterOf(q: z.infer<typeof FilterQuery>): UsageFilter {
@@ -92,7 +87,7 @@ usageRoutes.openapi(tenantLogs, async (c) => {
   const q = c.req.valid("query");
   const tenant = await tenantFor(c, c.req.valid("param").tenantId, "tenant_billing:read");
   const page = await usageLogsPage(c.get("db"), { ...filterOf(q), tenantId: tenant.id }, q);
-  return c.json({ ...page, limit: q.limit, offset: q.offset }, 200);
+  return c.json(pageBody("logs", page, q, publicUsageLog), 200);
 });
 
 const orgSummary = route("get", "/billing/organizations/{orgId}/usage/summary", "billing:read", {
@@ -116,5 +111,5 @@ usageRoutes.openapi(orgLogs, async (c) => {
   const q = c.req.valid("query");
   await authorize(c, "billing:read", { organizationId: orgId }, { what: "Organization" });
   const page = await usageLogsPage(c.get("db"), { ...filterOf(q), organizationId: orgId, tenantId: q.tenant_id }, q);
-  return c.json({ ...page, limit: q.limit, offset: q.offset }, 200);
+  return c.json(pageBody("logs", page, q, publicUsageLog), 200);
 });

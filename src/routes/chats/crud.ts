@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { notFound } from "../../lib/errors";
-import { jsonBody, jsonContent, noContent, queryBoolean } from "../../lib/openapi";
+import { jsonBody, jsonContent, noContent, pageBody, pageSchema, pagingQuery, queryBoolean } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import { chatFor } from "../../services/chats/access";
 import { deleteMessage, listMessages, publicChat, publicMessage, truncateTitle, updateChat } from "../../services/chats/chats";
@@ -46,39 +46,27 @@ const list = route("get", "/chats", "query:rag", {
       offset: z.coerce.number().int().min(0).default(0),
     }),
   },
-  responses: {
-    200: jsonContent(
-      z.object({ chats: z.array(ChatSchema), total: z.number().int(), limit: z.number().int(), offset: z.number().int() }),
-      "Chats",
-    ),
-  },
+  responses: { 200: jsonContent(pageSchema("chats", ChatSchema), "Chats") },
 });
 chatCrudRoutes.openapi(list, async (c) => {
   const q = c.req.valid("query");
-  const { rows, total } = await listChatsFor(c, q);
-  return c.json({ chats: rows.map(publicChat), total, limit: q.limit, offset: q.offset }, 200);
+  return c.json(pageBody("chats", await listChatsFor(c, q), q, publicChat), 200);
 });
 
 const getMessages = route("get", "/chats/{id}/messages", "query:rag", {
   operationId: "listChatMessages", summary: "Messages of a chat (oldest first) with the chat's metadata",
   request: {
-    query: SubjectQuery.extend({
-      limit: z.coerce.number().int().min(1).max(200).default(50),
-      offset: z.coerce.number().int().min(0).default(0),
-    }),
+    query: SubjectQuery.extend(pagingQuery(200, 50).shape),
   },
   responses: {
-    200: jsonContent(
-      z.object({ chat: ChatSchema, messages: z.array(MessageSchema), total: z.number().int(), limit: z.number().int(), offset: z.number().int() }),
-      "Messages",
-    ),
+    200: jsonContent(pageSchema("messages", MessageSchema).extend({ chat: ChatSchema }), "Messages"),
   },
 });
 chatCrudRoutes.openapi(getMessages, async (c) => {
   const q = c.req.valid("query");
   const chat = await chatFor(c, c.req.valid("param").id, q.external_subject_id);
-  const { rows, total } = await listMessages(c.get("db"), chat.id, q);
-  return c.json({ chat: publicChat(chat), messages: rows.map(publicMessage), total, limit: q.limit, offset: q.offset }, 200);
+  const page = await listMessages(c.get("db"), chat.id, q);
+  return c.json({ chat: publicChat(chat), ...pageBody("messages", page, q, publicMessage) }, 200);
 });
 
 const patch = route("patch", "/chats/{id}", "query:rag", {

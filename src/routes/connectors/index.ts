@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { badRequest } from "../../lib/errors";
-import { jsonBody, jsonContent, noContent } from "../../lib/openapi";
+import { jsonBody, jsonContent, noContent, pageBody, pageSchema } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import { connectorOwnerFor } from "../../services/connectors/owner";
 import {
@@ -8,7 +8,7 @@ import {
 } from "./schemas";
 import { routesTagged } from "../define-route";
 import { completeConnect, startConnect } from "../../services/connectors/connect";
-import { catalogBySlugs, listCatalog } from "../../services/connectors/listing";
+import { catalogBySlugs, catalogEntry, listCatalog } from "../../services/connectors/listing";
 import { connectionStatuses, disconnect } from "../../services/connectors/status";
 
 const route = routesTagged(["Connectors"]);
@@ -17,14 +17,11 @@ export const connectorRoutes = createRouter();
 
 const catalog = route("get", "/connectors/catalog", "connectors:read", {
   operationId: "listConnectorCatalog", summary: "The apps that can be connected", request: { query: CatalogQuery },
-  responses: {
-    200: jsonContent(z.object({ connectors: z.array(ConnectorSchema), total: z.number().int(), offset: z.number().int(), limit: z.number().int() }), "Catalog page"),
-  },
+  responses: { 200: jsonContent(pageSchema("connectors", ConnectorSchema), "Catalog page") },
 });
 connectorRoutes.openapi(catalog, (c) => {
   const q = c.req.valid("query");
-  const { connectors, total } = listCatalog(c.env, q);
-  return c.json({ connectors, total, offset: q.offset, limit: q.limit }, 200);
+  return c.json(pageBody("connectors", listCatalog(q), q, (d) => catalogEntry(c.env, d)), 200);
 });
 
 const bySlugs = route("post", "/connectors/catalog/by-slugs", "connectors:read", {

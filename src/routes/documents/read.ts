@@ -1,4 +1,4 @@
-import { jsonContent } from "../../lib/openapi";
+import { jsonContent, pageBody } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import { documentFor, listDocuments, publicDocument } from "../../services/documents/documents";
 import { downloadUrlFor } from "../../services/documents/manage";
@@ -31,8 +31,8 @@ const list = route("get", "/documents", "documents:read", {
 readRoutes.openapi(list, async (c) => {
   const q = c.req.valid("query");
   const kb = await knowledgeBaseFor(c, q.kb_id, "documents:read", { addressedBy: "param" });
-  const { rows, total } = await listDocuments(c.get("db"), kb.id, { limit: q.limit, offset: q.offset, status: q.status });
-  return c.json({ documents: rows.map(publicDocument), total, limit: q.limit, offset: q.offset }, 200);
+  const page = await listDocuments(c.get("db"), kb.id, q);
+  return c.json(pageBody("documents", page, q, publicDocument), 200);
 });
 
 const get = route("get", "/documents/{id}", "documents:read", {

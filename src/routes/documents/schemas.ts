@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { DOCUMENT_STATUSES } from "../../db/schema";
-import { Timestamp } from "../../lib/openapi";
+import { pageSchema, Timestamp } from "../../lib/openapi";
 import { ACCEPTED_MIME_TYPES } from "../../services/documents/types";
 
 const id = () => z.string().min(1).max(128);
@@ -58,9 +58,7 @@ export const ListDocumentsQuery = z.object({
   offset: z.coerce.number().int().min(0).default(0),
 });
 
-export const DocumentListSchema = z
-  .object({ documents: z.array(DocumentSchema), total: z.number().int(), limit: z.number().int(), offset: z.number().int() })
-  .openapi("DocumentList");
+export const DocumentListSchema = pageSchema("documents", DocumentSchema).openapi("DocumentList");
 
 export const DownloadSchema = z
   .object({ download_url: z.string(), filename: z.string(), expires_at: Timestamp })

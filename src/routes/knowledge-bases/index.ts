@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { jsonBody, jsonContent, noContent, pagingQuery } from "../../lib/openapi";
+import { jsonBody, jsonContent, noContent, pageBody, pageSchema, pagingQuery } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import { deleteWithCleanup } from "../../services/cleanup";
 import {
@@ -21,17 +21,11 @@ export const knowledgeBaseRoutes = createRouter();
 const list = route("get", "/knowledge-bases", "documents:read", {
   operationId: "listKnowledgeBases", summary: "Knowledge bases of a tenant",
   request: { query: pagingQuery(200, 100).extend({ tenant_id: z.string().min(1).max(128) }) },
-  responses: {
-    200: jsonContent(
-      z.object({ knowledge_bases: z.array(KnowledgeBaseSchema), total: z.number().int(), limit: z.number().int(), offset: z.number().int() }),
-      "Knowledge bases",
-    ),
-  },
+  responses: { 200: jsonContent(pageSchema("knowledge_bases", KnowledgeBaseSchema), "Knowledge bases") },
 });
 knowledgeBaseRoutes.openapi(list, async (c) => {
   const q = c.req.valid("query");
-  const { rows, total } = await listKnowledgeBasesFor(c, q.tenant_id, q);
-  return c.json({ knowledge_bases: rows.map(publicKnowledgeBase), total, limit: q.limit, offset: q.offset }, 200);
+  return c.json(pageBody("knowledge_bases", await listKnowledgeBasesFor(c, q.tenant_id, q), q, publicKnowledgeBase), 200);
 });
 
 const get = route("get", "/knowledge-bases/{id}", "documents:read", {

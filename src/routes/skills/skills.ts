@@ -1,5 +1,5 @@
-import { z } from "@hono/zod-openapi";
-import { jsonBody, jsonContent, noContent, pagingQuery } from "../../lib/openapi";
+
+import { jsonBody, jsonContent, noContent, pageBody, pageSchema, pagingQuery } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import { archiveSkill, createSkill, listSkills, publicSkill, skillFor, updateSkill } from "../../services/skills/skills";
 import { tenantFor } from "../../services/tenants";
@@ -13,18 +13,12 @@ export const skillCrudRoutes = createRouter();
 const list = route("get", "/skills", "skills:read", {
   operationId: "listSkills", summary: "Active skills of a tenant (authored or installed from the catalog)",
   request: { query: pagingQuery(500, 100).extend(TenantIdQuery.shape) },
-  responses: {
-    200: jsonContent(
-      z.object({ skills: z.array(SkillSchema), total: z.number().int(), limit: z.number().int(), offset: z.number().int() }),
-      "Skills",
-    ),
-  },
+  responses: { 200: jsonContent(pageSchema("skills", SkillSchema), "Skills") },
 });
 skillCrudRoutes.openapi(list, async (c) => {
   const q = c.req.valid("query");
   const tenant = await tenantFor(c, q.tenant_id, "skills:read", { addressedBy: "param" });
-  const { rows, total } = await listSkills(c.get("db"), tenant.id, q);
-  return c.json({ skills: rows.map(publicSkill), total, limit: q.limit, offset: q.offset }, 200);
+  return c.json(pageBody("skills", await listSkills(c.get("db"), tenant.id, q), q, publicSkill), 200);
 });
 
 const create = route("post", "/skills", "skills:write", {

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { jsonBody, jsonContent, noContent, pagingQuery, Timestamp } from "../../lib/openapi";
+import { jsonBody, jsonContent, noContent, pageBody, pageSchema, pagingQuery, Timestamp } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import { deleteWithCleanup } from "../../services/cleanup";
 import {
@@ -89,17 +89,11 @@ const list = route("get", "/tenants", "tenants:read", {
     "API keys see the tenants of their allowlist (all tenants of their environment when the allowlist is empty " +
     "or the key has `admin:full`).",
   request: { query: ListQuery },
-  responses: {
-    200: jsonContent(
-      z.object({ tenants: z.array(TenantSchema), total: z.number().int(), limit: z.number().int(), offset: z.number().int() }),
-      "Tenants",
-    ),
-  },
+  responses: { 200: jsonContent(pageSchema("tenants", TenantSchema), "Tenants") },
 });
 tenantRoutes.openapi(list, async (c) => {
   const q = c.req.valid("query");
-  const { rows, total } = await listTenantsFor(c, q);
-  return c.json({ tenants: rows.map(publicTenant), total, limit: q.limit, offset: q.offset }, 200);
+  return c.json(pageBody("tenants", await listTenantsFor(c, q), q, publicTenant), 200);
 });
 
 const get = route("get", "/tenants/{id}", "tenants:read", {

@@ -5,6 +5,7 @@ import type { AppEnv } from "../../types";
 import { tenantFor } from "../tenants";
 import { archiveAgent, createAgent, deployAgent, getAgent, listAgents, publicAgent, setScheduleEnabled, type AgentConfigInput } from "./agents";
 import { armSchedule } from "./scheduler";
+import { pageBody } from "../../lib/openapi";
 
 /**
  * What the agents API does for its caller, around the agent records: every change that touches the
@@ -28,7 +29,7 @@ export async function listAgentsFor(c: Context<AppEnv>, q: { tenant_id: string; 
   const tenant = await tenantFor(c, q.tenant_id, "agents:read", { addressedBy: "param" });
   const onlyKbId = caller.type === "api_key" ? caller.key.knowledgeBaseId : null;
   const { rows, total } = await listAgents(c.get("db"), tenant.id, { onlyKbId, limit: q.limit, offset: q.offset, status: q.status });
-  return { agents: rows.map(publicAgent), total, limit: q.limit, offset: q.offset };
+  return pageBody("agents", { rows, total }, q, publicAgent);
 }
 
 /** A new version from the fields sent; the tenant and knowledge base are fixed at creation (400). */

@@ -11,6 +11,7 @@ import { getKnowledgeBase } from "../knowledge-bases";
 import { assertActive } from "./agents";
 import { executeRunJson, executeRunStream } from "./execute";
 import { cancelRun, chatAgentId, getRun, listRuns, publicRun, runVisible, startRun, type RunViewer } from "./runs";
+import { pageBody } from "../../lib/openapi";
 
 /** What the runs API does for its caller: start a run (JSON or stream), list, read and stop runs. */
 
@@ -78,8 +79,7 @@ export async function streamAgentRun(c: Context<AppEnv>, agent: Agent, body: Run
 }
 
 export async function listRunsOf(c: Context<AppEnv>, agent: Agent, q: { limit: number; offset: number; status?: AgentRun["status"] }) {
-  const { rows, total } = await listRuns(c.get("db"), agent.id, { ...q, viewer: viewerOf(c) });
-  return { runs: rows.map(publicRun), total, limit: q.limit, offset: q.offset };
+  return pageBody("runs", await listRuns(c.get("db"), agent.id, { ...q, viewer: viewerOf(c) }), q, publicRun);
 }
 
 /** A run of this agent that the caller may see (404 otherwise). */

@@ -1,5 +1,5 @@
 import type { Database } from "../../db/client";
-import type { Chat, KnowledgeBase } from "../../db/schema";
+import type { Chat, KnowledgeBase, TurnUsage } from "../../db/schema";
 import type { Env } from "../../env";
 import { estimateTokens, STOPWORDS, terms, words } from "../../lib/text";
 import { recordUsage, type Actor } from "../billing/metering";
@@ -7,7 +7,6 @@ import { recentMessages } from "../chats/chats";
 import { complete, type TokenUsage } from "../models/llm";
 import { getModel, listModels, LOCAL_MODEL_ID, type ModelInfo } from "../models/registry";
 import { decompose } from "./plan";
-import type { UsageView } from "./types";
 
 /**
  * Follow-up questions and prompt improvement: small model calls metered as
@@ -21,7 +20,7 @@ export type ImproveCategory = (typeof IMPROVE_CATEGORIES)[number];
 async function meter(
   db: Database,
   input: { chat?: Chat | null; kb: KnowledgeBase; model: ModelInfo; usage: TokenUsage; actor: Actor; operation: "follow_up" | "improve_prompt" },
-): Promise<UsageView> {
+): Promise<TurnUsage> {
   const r = await recordUsage(db, {
     organizationId: input.kb.organizationId,
     tenantId: input.kb.tenantId,

@@ -1,5 +1,5 @@
 import type { Database } from "../../db/client";
-import type { Chat, KnowledgeBase, Message, Source } from "../../db/schema";
+import type { Chat, KnowledgeBase, Message, Source, TurnUsage } from "../../db/schema";
 import type { Env } from "../../env";
 import type { Actor } from "../billing/metering";
 import type { TokenUsage } from "../models/llm";
@@ -9,7 +9,7 @@ import type { ToolSettings, TurnScope } from "../tools/types";
 import type { PromptExtras } from "./prompt";
 import type { SourceLedger } from "./sources";
 import type { ToolRunner } from "./tool-runner";
-import type { Emit, StopReason, UsageView } from "./types";
+import type { Emit, StopReason } from "./types";
 
 export interface TurnDeps {
   db: Database;
@@ -46,7 +46,7 @@ export interface TurnRequest {
 export interface TurnResult {
   userMessage: Message;
   assistantMessage: Message;
-  usage: UsageView;
+  usage: TurnUsage;
   status: Message["status"];
   sources: Source[];
   stopReason?: StopReason;

@@ -1,13 +1,7 @@
-import type { ChatTodo, Message, Source } from "../../db/schema";
+import type { ChatTodo, FoundText, Message, Source, TurnUsage } from "../../db/schema";
 
 /** A retrieved passage, as the retrieval layer returns it. */
-export interface Passage {
-  document_id: string | null;
-  filename: string | null;
-  chunk_id: string | null;
-  text: string;
-  score: number;
-  page: number | null;
+export interface Passage extends FoundText {
   heading?: string | null;
   url?: string | null;
   /** Set for a recalled memory (document_id null, filename "Memory"). */
@@ -16,12 +10,6 @@ export interface Passage {
 
 export type Retriever = (query: string, limit: number, signal?: AbortSignal) => Promise<Passage[]>;
 
-export interface UsageView {
-  input_tokens: number;
-  output_tokens: number;
-  total_tokens: number;
-  credits: number;
-}
 
 /**
  * Events of a turn, in the order the specification and decisions fix:
@@ -48,8 +36,8 @@ export type TurnEvent =
   | { type: "chart"; [k: string]: unknown }
   | { type: "sources"; sources: Source[] }
   | { type: "final_response"; content: string; isComplete: boolean }
-  | { type: "tokens"; usage: UsageView }
-  | { type: "done"; chat_id: string; message_id: string; usage: UsageView; status: Message["status"]; stop_reason?: string; [k: string]: unknown }
+  | { type: "tokens"; usage: TurnUsage }
+  | { type: "done"; chat_id: string; message_id: string; usage: TurnUsage; status: Message["status"]; stop_reason?: string; [k: string]: unknown }
   | { type: "error"; message: string; code: string; retryable: boolean; chat_id?: string; message_id?: string };
 
 export type Emit = (event: TurnEvent) => void | Promise<void>;

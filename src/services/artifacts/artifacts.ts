@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, or, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, or, sql, type SQL } from "drizzle-orm";
 import type { Context } from "hono";
 import { loadAuthorized } from "../../auth/load";
 import type { Permission } from "../../auth/permissions";
@@ -6,20 +6,13 @@ import type { AppEnv } from "../../types";
 import { inKnowledgeBase, knowledgeBaseRowScope, type ResourceScope } from "../../auth/resources";
 import type { Database } from "../../db/client";
 import { isUniqueViolation } from "../../db/errors";
-import {
-  artifactRevisions,
-  artifacts,
-  type Artifact,
-  type ArtifactType,
-  type ArtifactVisibility,
-  type KnowledgeBase,
-} from "../../db/schema";
+import { artifactRevisions, artifacts, type Artifact, type ArtifactRevision, type ArtifactType, type ArtifactVisibility, type KnowledgeBase } from "../../db/schema";
 import { config } from "../../lib/config";
 import { ApiError, badRequest, conflict, notFound } from "../../lib/errors";
 import { newId, randomBase32 } from "../../lib/ids";
 import { nowIso } from "../../lib/time";
 import { applyEdits, type ArtifactEdit } from "./edits";
-import { pageOf } from "../../db/page";
+import { pageOf, type Page } from "../../db/page";
 
 /** Limits (specification, "Limits"); the content size is ours (D1 rows hold at most 2 MB). */
 export const ARTIFACT_LIMITS = {
@@ -251,17 +244,17 @@ export async function unpublishArtifact(db: Database, artifact: Artifact): Promi
   await db.update(artifacts).set({ publishedVisibility: null, publishedAt: null }).where(eq(artifacts.id, artifact.id));
 }
 
-export async function listRevisions(db: Database, artifactId: string, page: { limit: number; offset: number }) {
-  const where = eq(artifactRevisions.artifactId, artifactId);
-  const [rows, total] = await Promise.all([
-    db.select().from(artifactRevisions).where(where).orderBy(asc(artifactRevisions.revision)).limit(page.limit).offset(page.offset).all(),
-    db.select({ n: count() }).from(artifactRevisions).where(where).get(),
-  ]);
-  return {
-    revisions: rows.map((r) => ({ revision: r.revision, title: r.title, summary: r.summary, content: r.content, created_at: r.createdAt })),
-    total: total?.n ?? 0,
-  };
+export function listRevisions(db: Database, artifactId: string, page: Page) {
+  return pageOf(db, artifactRevisions, eq(artifactRevisions.artifactId, artifactId), [asc(artifactRevisions.revision)], page);
 }
+
+export const publicRevision = (r: ArtifactRevision) => ({
+  revision: r.revision,
+  title: r.title,
+  summary: r.summary,
+  content: r.content,
+  created_at: r.createdAt,
+});
 
 /** The artifact behind a hosted page: published and active, else undefined. */
 export async function findPublishedArtifact(db: Database, slug: string): Promise<Artifact | undefined> {

@@ -1,7 +1,8 @@
-import { and, count, desc, eq, gte, inArray, lt, sql, sum, type SQL } from "drizzle-orm";
+import { and, desc, eq, gte, inArray, lt, sql, sum, type SQL } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { MESSAGE_OPERATIONS, usageLogs, type UsageLog } from "../../db/schema";
 import { fromMicro } from "../../lib/credits";
+import { pageOf, type Page } from "../../db/page";
 
 export interface UsageFilter {
   organizationId?: string;
@@ -71,11 +72,6 @@ export function publicUsageLog(l: UsageLog) {
   };
 }
 
-export async function usageLogsPage(db: Database, f: UsageFilter, page: { limit: number; offset: number }) {
-  const w = where(f);
-  const [rows, total] = await Promise.all([
-    db.select().from(usageLogs).where(w).orderBy(desc(usageLogs.createdAt), desc(usageLogs.id)).limit(page.limit).offset(page.offset).all(),
-    db.select({ n: count() }).from(usageLogs).where(w).get(),
-  ]);
-  return { logs: rows.map(publicUsageLog), total: total?.n ?? 0 };
+export function usageLogsPage(db: Database, f: UsageFilter, page: Page) {
+  return pageOf(db, usageLogs, where(f), [desc(usageLogs.createdAt), desc(usageLogs.id)], page);
 }

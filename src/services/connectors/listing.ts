@@ -18,8 +18,9 @@ export function catalogEntry(env: Env, def: ConnectorDefinition) {
   };
 }
 
-export function listCatalog(env: Env, page: { offset: number; limit: number }) {
-  return { connectors: CATALOG.slice(page.offset, page.offset + page.limit).map((d) => catalogEntry(env, d)), total: CATALOG.length };
+/** One page of the catalog's definitions (shown with `catalogEntry`). */
+export function listCatalog(page: { offset: number; limit: number }) {
+  return { rows: CATALOG.slice(page.offset, page.offset + page.limit), total: CATALOG.length };
 }
 
 export function catalogBySlugs(env: Env, slugs: string[]) {

@@ -1,9 +1,9 @@
-import type { Message, MessageMetadata } from "../../../db/schema";
+import type { Message, MessageMetadata, TurnUsage } from "../../../db/schema";
 import { recordUsage } from "../../billing/metering";
 import { appendMessage } from "../../chats/chats";
 import { AFTER_TURN_HOOKS } from "../../tools/registry";
 import type { TurnContext, TurnResult } from "../context";
-import type { StopReason, UsageView } from "../types";
+import type { StopReason } from "../types";
 
 export interface Outcome {
   content: string;
@@ -13,7 +13,7 @@ export interface Outcome {
 }
 
 /** Stage: metering. The answer's model calls, charged once (also for partial and failed turns). */
-export async function meterStage(ctx: TurnContext, assistantId: string): Promise<UsageView> {
+export async function meterStage(ctx: TurnContext, assistantId: string): Promise<TurnUsage> {
   const { chat, model } = ctx.req;
   const recorded = await recordUsage(ctx.deps.db, {
     organizationId: chat.organizationId,
@@ -32,7 +32,7 @@ export async function meterStage(ctx: TurnContext, assistantId: string): Promise
 }
 
 /** Stage: persistence. The answer with its sources and the owner's operational metadata. */
-export async function persistStage(ctx: TurnContext, assistantId: string, outcome: Outcome, usage: UsageView): Promise<Message> {
+export async function persistStage(ctx: TurnContext, assistantId: string, outcome: Outcome, usage: TurnUsage): Promise<Message> {
   const metadata: MessageMetadata = {
     sources: ctx.ledger.all,
     usage,
@@ -51,7 +51,7 @@ export async function persistStage(ctx: TurnContext, assistantId: string, outcom
 /** Stage: after-turn hooks (memory extraction, finishing an agent run); returns what they add to `done`. */
 export async function afterTurnStage(
   ctx: TurnContext,
-  turn: { userMessage: Message; assistantMessage: Message; outcome: Outcome; usage: UsageView },
+  turn: { userMessage: Message; assistantMessage: Message; outcome: Outcome; usage: TurnUsage },
 ): Promise<Record<string, unknown>> {
   const extras: Record<string, unknown> = {};
   for (const hook of AFTER_TURN_HOOKS) {
@@ -78,7 +78,7 @@ export async function afterTurnStage(
 }
 
 /** Stage: closing events — `tokens` and `done`, or `error`. */
-export async function closingEvents(ctx: TurnContext, assistantId: string, outcome: Outcome, usage: UsageView, doneExtras: Record<string, unknown>) {
+export async function closingEvents(ctx: TurnContext, assistantId: string, outcome: Outcome, usage: TurnUsage, doneExtras: Record<string, unknown>) {
   const chatId = ctx.req.chat.id;
   if (outcome.status === "error") {
     const e = outcome.error!;
