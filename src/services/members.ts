@@ -5,17 +5,7 @@ import { sendEmail } from "./email";
 import { isUniqueViolation } from "../db/errors";
 import { and, asc, eq, gt, sql } from "drizzle-orm";
 import type { Database } from "../db/client";
-import {
-  invitations,
-  organizationMembers,
-  organizations,
-  users,
-  type Invitation,
-  type Membership,
-  type Organization,
-  type Role,
-  type User,
-} from "../db/schema";
+import { invitations, organizationMembers, organizations, users, type Invitation, type Membership, type Organization, type Role, type User } from "../db/schema";
 import { config } from "../lib/config";
 import { conflict, forbidden, notFound } from "../lib/errors";
 import { newId } from "../lib/ids";

@@ -5,15 +5,7 @@ import type { AppEnv } from "../types";
 import { isUniqueViolation } from "../db/errors";
 import { asc, eq } from "drizzle-orm";
 import type { Database } from "../db/client";
-import {
-  environments,
-  organizationMembers,
-  organizations,
-  tenants,
-  type Organization,
-  type Role,
-  type User,
-} from "../db/schema";
+import { environments, organizationMembers, organizations, tenants, type Organization, type Role, type User } from "../db/schema";
 import { config } from "../lib/config";
 import { toMicro } from "../lib/credits";
 import { conflict, notFound } from "../lib/errors";

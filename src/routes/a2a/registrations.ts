@@ -1,14 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { extraErrors, jsonBody, jsonContent, noContent } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
-import {
-  a2aAgentFor,
-  createA2aAgent,
-  deleteA2aAgent,
-  publicA2aAgent,
-  publicA2aAgentsOf,
-  updateA2aAgent,
-} from "../../services/a2a/registrations";
+import { a2aAgentFor, createA2aAgent, deleteA2aAgent, publicA2aAgent, publicA2aAgentsOf, updateA2aAgent } from "../../services/a2a/registrations";
 import { knowledgeBaseFor } from "../../services/knowledge-bases";
 import { A2aAgentSchema, CreateA2aAgentBody, UpdateA2aAgentBody } from "./schemas";
 import { routesTagged } from "../define-route";

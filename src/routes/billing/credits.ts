@@ -2,12 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { toMicro } from "../../lib/credits";
 import { jsonBody, jsonContent, Timestamp } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
-import {
-  addOrganizationCredits,
-  allocateToTenant,
-  organizationBilling,
-  tenantCredits,
-} from "../../services/billing/credits";
+import { addOrganizationCredits, allocateToTenant, organizationBilling, tenantCredits } from "../../services/billing/credits";
 import { organizationFor } from "../../services/organizations";
 import { tenantFor } from "../../services/tenants";
 import { routesTagged } from "../define-route";

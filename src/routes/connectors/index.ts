@@ -3,9 +3,7 @@ import { badRequest } from "../../lib/errors";
 import { jsonBody, jsonContent, noContent, pageBody, pageSchema } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import { connectorOwnerFor } from "../../services/connectors/owner";
-import {
-  AddBody, AddResponse, BySlugsBody, CallbackQuery, CatalogQuery, ConnectorSchema, OwnerQuery, SlugParam, StatusBody, StatusSchema,
-} from "./schemas";
+import { AddBody, AddResponse, BySlugsBody, CallbackQuery, CatalogQuery, ConnectorSchema, OwnerQuery, SlugParam, StatusBody, StatusSchema } from "./schemas";
 import { routesTagged } from "../define-route";
 import { completeConnect, startConnect } from "../../services/connectors/connect";
 import { catalogBySlugs, catalogEntry, listCatalog } from "../../services/connectors/listing";

@@ -4,14 +4,7 @@ import { SCOPES } from "../../auth/scopes";
 import { jsonBody, jsonContent, noContent, Timestamp } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import { apiKeyFor, createApiKey, listApiKeys, publicApiKey, revokeApiKey } from "../../services/api-keys";
-import {
-  createEnvironment,
-  deleteEnvironment,
-  environmentFor,
-  listEnvironments,
-  publicEnvironment,
-  renameEnvironment,
-} from "../../services/environments";
+import { createEnvironment, deleteEnvironment, environmentFor, listEnvironments, publicEnvironment, renameEnvironment } from "../../services/environments";
 import { organizationFor } from "../../services/organizations";
 import { routesTagged } from "../define-route";
 

@@ -2,15 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { jsonBody, jsonContent, noContent, pageBody, pageSchema, pagingQuery } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import { deleteWithCleanup } from "../../services/cleanup";
-import {
-  createKnowledgeBaseFor,
-  deleteKnowledgeBase,
-  knowledgeBaseFor,
-  listKnowledgeBasesFor,
-  promptOf,
-  publicKnowledgeBase,
-  updateKnowledgeBase,
-} from "../../services/knowledge-bases";
+import { createKnowledgeBaseFor, deleteKnowledgeBase, knowledgeBaseFor, listKnowledgeBasesFor, promptOf, publicKnowledgeBase, updateKnowledgeBase } from "../../services/knowledge-bases";
 import { CreateKnowledgeBaseBody, KnowledgeBaseSchema, PromptSchema, UpdateKnowledgeBaseBody } from "./schemas";
 import { routesTagged } from "../define-route";
 

@@ -5,13 +5,7 @@ import { extraErrors, jsonBody, jsonContent, noContent } from "../../lib/openapi
 import { createRouter } from "../../lib/router";
 import { completeMcpAuthorization, registerMcpServer, toolManifest } from "../../services/mcp/connect";
 import { startAuthorization } from "../../services/mcp/oauth";
-import {
-  authorizeOrganization,
-  deleteMcpServer,
-  listMcpServers,
-  mcpServerFor,
-  publicMcpServer,
-} from "../../services/mcp/servers";
+import { authorizeOrganization, deleteMcpServer, listMcpServers, mcpServerFor, publicMcpServer } from "../../services/mcp/servers";
 import { CreateMcpServerBody, McpServerSchema, McpToolsSchema, OAuthStartBody, OrgQuery } from "./schemas";
 import { routesTagged } from "../define-route";
 

@@ -3,15 +3,7 @@ import { createRouter } from "../../lib/router";
 import { tenantFor } from "../../services/memory/access";
 import { deleteMemoryOf, graphOf, knowledgeBaseMemories, listKnowledgeBaseMemories, listTenantMemoriesOf, tenantMemories } from "../../services/memory/browse";
 import { getMemorySettings, publicMemorySettings, updateMemorySettings } from "../../services/memory/settings";
-import {
-  GraphQuery,
-  KbMemoryListSchema,
-  MemoryGraphSchema,
-  MemoryListQuery,
-  MemoryListSchema,
-  MemorySettingsSchema,
-  UpdateMemorySettingsBody,
-} from "./schemas";
+import { GraphQuery, KbMemoryListSchema, MemoryGraphSchema, MemoryListQuery, MemoryListSchema, MemorySettingsSchema, UpdateMemorySettingsBody } from "./schemas";
 import { routesTagged } from "../define-route";
 
 const tenantRoute = routesTagged(["Memory"]);

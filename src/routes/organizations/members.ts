@@ -2,16 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { forgetMemberships, requireUser } from "../../auth/authorize";
 import { jsonBody, jsonContent, noContent, userOnly } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
-import {
-  acceptInvitation,
-  changeRoleOf,
-  inviteAndNotify,
-  listInvitationsForEmail,
-  listMembers,
-  publicInvitation,
-  removeMember,
-  revokeInvitation,
-} from "../../services/members";
+import { acceptInvitation, changeRoleOf, inviteAndNotify, listInvitationsForEmail, listMembers, publicInvitation, removeMember, revokeInvitation } from "../../services/members";
 import { organizationFor, publicOrganization } from "../../services/organizations";
 import { InvitationSchema, InviteBody, MemberSchema, MembersSchema, OrganizationSchema, RoleBody } from "./schemas";
 import { routesTagged } from "../define-route";

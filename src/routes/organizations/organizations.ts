@@ -3,20 +3,8 @@ import { requireUser } from "../../auth/authorize";
 import { jsonBody, jsonContent, noContent, userOnly } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import { deleteWithCleanup } from "../../services/cleanup";
-import {
-  createOrganizationFor,
-  deleteOrganization,
-  listOrganizationsForUser,
-  organizationFor,
-  publicOrganization,
-  updateOrganization,
-} from "../../services/organizations";
-import {
-  CreatedOrganizationSchema,
-  CreateOrganizationBody,
-  OrganizationSchema,
-  UpdateOrganizationBody,
-} from "./schemas";
+import { createOrganizationFor, deleteOrganization, listOrganizationsForUser, organizationFor, publicOrganization, updateOrganization } from "../../services/organizations";
+import { CreatedOrganizationSchema, CreateOrganizationBody, OrganizationSchema, UpdateOrganizationBody } from "./schemas";
 import { routesTagged } from "../define-route";
 
 const route = routesTagged(["Organizations"]);

@@ -2,14 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { jsonBody, jsonContent, noContent, pageBody, pageSchema, pagingQuery, Timestamp } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import { deleteWithCleanup } from "../../services/cleanup";
-import {
-  createTenantFor,
-  deleteTenant,
-  listTenantsFor,
-  publicTenant,
-  tenantFor,
-  updateTenant,
-} from "../../services/tenants";
+import { createTenantFor, deleteTenant, listTenantsFor, publicTenant, tenantFor, updateTenant } from "../../services/tenants";
 import { routesTagged } from "../define-route";
 
 export const TenantSchema = z

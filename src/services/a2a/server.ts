@@ -1,14 +1,5 @@
 import type { Context } from "hono";
-import type {
-  AgentCard,
-  CancelTaskRequest,
-  GetTaskRequest,
-  Message,
-  SendMessageRequest,
-  StreamResponse,
-  Task,
-  TaskState,
-} from "@a2a-js/sdk";
+import type { AgentCard, CancelTaskRequest, GetTaskRequest, Message, SendMessageRequest, StreamResponse, Task, TaskState } from "@a2a-js/sdk";
 import type { A2ARequestHandler, ServerCallContext } from "@a2a-js/sdk/server";
 import type { Agent, AgentRun } from "../../db/schema";
 import { ApiError, notFound } from "../../lib/errors";

@@ -1,18 +1,7 @@
 import { and, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { TurnCommand, TurnOutcome } from "../../durable/chat-session";
 import type { Database } from "../../db/client";
-import {
-  agentRuns,
-  skills,
-  type Agent,
-  type AgentRun,
-  type Chat,
-  type KnowledgeBase,
-  type RunSnapshot,
-  type RunStatus,
-  type RunTrigger,
-  type RunUsage,
-} from "../../db/schema";
+import { agentRuns, skills, type Agent, type AgentRun, type Chat, type KnowledgeBase, type RunSnapshot, type RunStatus, type RunTrigger, type RunUsage } from "../../db/schema";
 import { newId } from "../../lib/ids";
 import { terms } from "../../lib/text";
 import { nowIso } from "../../lib/time";

@@ -2,16 +2,7 @@ import { and, asc, desc, eq, isNull, sql, type SQL } from "drizzle-orm";
 import { inKnowledgeBase, knowledgeBaseRowScope, type ResourceScope } from "../../auth/resources";
 import type { Database } from "../../db/client";
 import { isUniqueViolation } from "../../db/errors";
-import {
-  chats,
-  messages,
-  type Chat,
-  type ChatSettings,
-  type ChatTodo,
-  type KnowledgeBase,
-  type Message,
-  type MessageMetadata,
-} from "../../db/schema";
+import { chats, messages, type Chat, type ChatSettings, type ChatTodo, type KnowledgeBase, type Message, type MessageMetadata } from "../../db/schema";
 import { conflict, notFound } from "../../lib/errors";
 import { newId } from "../../lib/ids";
 import { nowIso } from "../../lib/time";

@@ -5,23 +5,8 @@ import { ingestConfig } from "../../lib/config";
 import { ApiError, conflict, forbidden, notFound } from "../../lib/errors";
 import { newId } from "../../lib/ids";
 import { enqueueProcessing } from "../ingest/messages";
-import {
-  assertQuotas,
-  claimUpload,
-  documentKey,
-  getDocument,
-  insertDocument,
-  markUploaded,
-  releaseUploadClaim,
-} from "./documents";
-import {
-  contentDisposition,
-  r2PresignedUrl,
-  URL_TTL_SECONDS,
-  usesR2Presigning,
-  verifyWorkerSignature,
-  workerSignedUrl,
-} from "./signed-urls";
+import { assertQuotas, claimUpload, documentKey, getDocument, insertDocument, markUploaded, releaseUploadClaim } from "./documents";
+import { contentDisposition, r2PresignedUrl, URL_TTL_SECONDS, usesR2Presigning, verifyWorkerSignature, workerSignedUrl } from "./signed-urls";
 import { ACCEPTED_EXTENSIONS, ACCEPTED_MIME_TYPES, baseMime, cleanFilename, detectKind } from "./types";
 
 export const unsupportedType = (mimeType: string, filename: string) =>
