@@ -48,10 +48,15 @@ export const environments = sqliteTable("environments", {
   ...timestamps(),
 });
 
-export const tenants = sqliteTable("tenants", {
-  id: text("id").primaryKey(),
+/** The ids that place a row in one environment; it is removed with its organization or environment. */
+export const environmentOwned = () => ({
   organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
   environmentId: text("environment_id").notNull().references(() => environments.id, { onDelete: "cascade" }),
+});
+
+export const tenants = sqliteTable("tenants", {
+  id: text("id").primaryKey(),
+  ...environmentOwned(),
   name: text("name").notNull(),
   externalId: text("external_id"),
   externalName: text("external_name"),
@@ -70,8 +75,7 @@ export const tenants = sqliteTable("tenants", {
 
 export const apiKeys = sqliteTable("api_keys", {
   id: text("id").primaryKey(),
-  organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
-  environmentId: text("environment_id").notNull().references(() => environments.id, { onDelete: "cascade" }),
+  ...environmentOwned(),
   name: text("name").notNull(),
   prefix: text("prefix").notNull(),
   keyHash: text("key_hash").notNull().unique(),

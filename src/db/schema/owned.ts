@@ -1,5 +1,5 @@
 import { text } from "drizzle-orm/sqlite-core";
-import { environments, organizations, tenants } from "./organizations";
+import { environmentOwned, tenants } from "./organizations";
 
 /**
  * The ids that place a row in one tenant, for tables of tenant-owned resources. Each is removed with
@@ -7,7 +7,6 @@ import { environments, organizations, tenants } from "./organizations";
  * table filters by them (see src/auth/load.ts).
  */
 export const tenantOwned = () => ({
-  organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
-  environmentId: text("environment_id").notNull().references(() => environments.id, { onDelete: "cascade" }),
+  ...environmentOwned(),
   tenantId: text("tenant_id").notNull().references(() => tenants.id, { onDelete: "cascade" }),
 });

@@ -1,7 +1,10 @@
+import type { Context } from "hono";
+import type { Permission } from "../../auth/permissions";
+import type { AppEnv } from "../../types";
 import { jsonBody, jsonContent, noContent } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import { tenantFor } from "../../services/memory/access";
-import { deleteMemoryOf, graphOf, knowledgeBaseMemories, listKnowledgeBaseMemories, listTenantMemoriesOf, tenantMemories } from "../../services/memory/browse";
+import { deleteMemoryOf, graphOf, knowledgeBaseMemories, listKnowledgeBaseMemories, listTenantMemoriesOf, type MemoryView, tenantMemories } from "../../services/memory/browse";
 import { getMemorySettings, publicMemorySettings, updateMemorySettings } from "../../services/memory/settings";
 import { GraphQuery, KbMemoryListSchema, MemoryGraphSchema, MemoryListQuery, MemoryListSchema, MemorySettingsSchema, UpdateMemorySettingsBody } from "./schemas";
 import { routesTagged } from "../define-route";
@@ -45,27 +48,6 @@ memoryRoutes.openapi(listTenantMemories, async (c) => {
   return c.json(await listTenantMemoriesOf(c, view, c.req.valid("query")), 200);
 });
 
-const tenantGraph = tenantRoute("get", "/tenants/{id}/memories/graph", "memory:read", {
-  operationId: "getTenantMemoryGraph",
-  summary: "Durable memories as entities and relationships; empty when durable memory is off",
-  request: { query: GraphQuery }, responses: { 200: jsonContent(MemoryGraphSchema, "The graph") },
-});
-memoryRoutes.openapi(tenantGraph, async (c) => {
-  const view = await tenantMemories(c, c.req.valid("param").id, "memory:read");
-  return c.json(await graphOf(c, view, c.req.valid("query")), 200);
-});
-
-const deleteTenantMemory = tenantRoute("delete", "/tenants/{id}/memories/{memoryId}", "memory:admin", {
-  operationId: "deleteTenantMemory",
-  summary: "Delete one durable memory with its graph edges (and nodes left without memories)",
-  responses: { 204: noContent },
-});
-memoryRoutes.openapi(deleteTenantMemory, async (c) => {
-  const p = c.req.valid("param");
-  await deleteMemoryOf(c, await tenantMemories(c, p.id, "memory:admin"), p.memoryId);
-  return c.body(null, 204);
-});
-
 const kbRoute = routesTagged(["Knowledge bases"]);
 
 const listKbMemories = kbRoute("get", "/knowledge-bases/{id}/memories", "documents:read", {
@@ -78,22 +60,50 @@ memoryRoutes.openapi(listKbMemories, async (c) => {
   return c.json(await listKnowledgeBaseMemories(c, view, c.req.valid("query")), 200);
 });
 
-const kbGraph = kbRoute("get", "/knowledge-bases/{id}/memories/graph", "documents:read", {
-  operationId: "getKnowledgeBaseMemoryGraph",
-  summary: "This knowledge base's memories as entities and relationships (empty unless kb_restricted)",
-  request: { query: GraphQuery }, responses: { 200: jsonContent(MemoryGraphSchema, "The graph") },
-});
-memoryRoutes.openapi(kbGraph, async (c) => {
-  const view = await knowledgeBaseMemories(c, c.req.valid("param").id, "documents:read");
-  return c.json(await graphOf(c, view, c.req.valid("query")), 200);
-});
+/**
+ * The graph and the deletion of one memory read the same wherever memories are kept (a tenant's
+ * durable memories, a knowledge base's kb_restricted ones); only how the place is loaded differs.
+ */
+function graphAndDeletion(place: {
+  route: ReturnType<typeof routesTagged>;
+  base: "/tenants/{id}" | "/knowledge-bases/{id}";
+  name: "Tenant" | "KnowledgeBase";
+  read: Permission;
+  remove: Permission;
+  load: (c: Context<AppEnv>, id: string, permission: Permission) => Promise<MemoryView>;
+  summaries: { graph: string; remove: string };
+}) {
+  const graph = place.route("get", `${place.base}/memories/graph`, place.read, {
+    operationId: `get${place.name}MemoryGraph`, summary: place.summaries.graph,
+    request: { query: GraphQuery }, responses: { 200: jsonContent(MemoryGraphSchema, "The graph") },
+  });
+  memoryRoutes.openapi(graph, async (c) => {
+    const view = await place.load(c, c.req.valid("param").id, place.read);
+    return c.json(await graphOf(c, view, c.req.valid("query")), 200);
+  });
 
-const deleteKbMemory = kbRoute("delete", "/knowledge-bases/{id}/memories/{memoryId}", "documents:delete", {
-  operationId: "deleteKnowledgeBaseMemory", summary: "Delete one memory kept under this knowledge base",
-  responses: { 204: noContent },
+  const remove = place.route("delete", `${place.base}/memories/{memoryId}`, place.remove, {
+    operationId: `delete${place.name}Memory`, summary: place.summaries.remove, responses: { 204: noContent },
+  });
+  memoryRoutes.openapi(remove, async (c) => {
+    const p = c.req.valid("param");
+    await deleteMemoryOf(c, await place.load(c, p.id, place.remove), p.memoryId);
+    return c.body(null, 204);
+  });
+}
+
+graphAndDeletion({
+  route: tenantRoute, base: "/tenants/{id}", name: "Tenant", read: "memory:read", remove: "memory:admin", load: tenantMemories,
+  summaries: {
+    graph: "Durable memories as entities and relationships; empty when durable memory is off",
+    remove: "Delete one durable memory with its graph edges (and nodes left without memories)",
+  },
 });
-memoryRoutes.openapi(deleteKbMemory, async (c) => {
-  const p = c.req.valid("param");
-  await deleteMemoryOf(c, await knowledgeBaseMemories(c, p.id, "documents:delete"), p.memoryId);
-  return c.body(null, 204);
+graphAndDeletion({
+  route: kbRoute, base: "/knowledge-bases/{id}", name: "KnowledgeBase", read: "documents:read", remove: "documents:delete",
+  load: knowledgeBaseMemories,
+  summaries: {
+    graph: "This knowledge base's memories as entities and relationships (empty unless kb_restricted)",
+    remove: "Delete one memory kept under this knowledge base",
+  },
 });

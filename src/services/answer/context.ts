@@ -1,7 +1,6 @@
 import type { Database } from "../../db/client";
-import type { Chat, KnowledgeBase, Message, Source, TurnUsage } from "../../db/schema";
+import type { Message, Source, TurnUsage } from "../../db/schema";
 import type { Env } from "../../env";
-import type { Actor } from "../billing/metering";
 import type { TokenUsage } from "../models/llm";
 import { LOCAL_MODEL_ID, type ModelInfo } from "../models/registry";
 import type { Toolbox } from "../tools/toolbox";
@@ -17,20 +16,13 @@ export interface TurnDeps {
 }
 
 /** One turn, as chat sends, streams, fast-query and agent runs describe it. */
-export interface TurnRequest {
-  chat: Chat;
-  kb: KnowledgeBase;
+/** A turn to run: where and for whom (what its tools see, `TurnScope`), and what was asked. */
+export interface TurnRequest extends Omit<TurnScope, "db" | "env" | "resources"> {
   model: ModelInfo;
   content: string;
-  mode: "quick" | "deep";
-  actor: Actor;
   operation: "chat" | "fast_query" | "agent_run";
   /** What the toolbox may use. */
   tools: ToolSettings;
-  /** The end user the turn acts for (`user:…`, `ext:…`, `key:…`). */
-  subject: string;
-  /** The caller reads a stream. */
-  streaming: boolean;
   /** Passages to retrieve in quick mode (fast-query's chunk_count). */
   chunkCount?: number;
   skills?: PromptExtras["skills"];
@@ -39,8 +31,6 @@ export interface TurnRequest {
   instructions?: string | null;
   /** Images of this message: stored keys (bytes go to vision models) and their URLs (metadata). */
   images?: Array<{ url: string; key: string; mediaType: string }>;
-  runId?: string | null;
-  depth?: number;
 }
 
 export interface TurnResult {

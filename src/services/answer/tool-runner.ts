@@ -1,6 +1,6 @@
 import type { Source } from "../../db/schema";
 import { newId } from "../../lib/ids";
-import type { Tool, ToolOutput, TurnScope } from "../tools/types";
+import type { Tool, ToolOrigin, ToolOutput, TurnScope } from "../tools/types";
 import type { SourceLedger } from "./sources";
 import type { Emit } from "./types";
 
@@ -48,6 +48,14 @@ function raceAbort<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
     work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
   });
 }
+
+/** Which remote tool an `mcp_tool_call` / `mcp_tool_result` event speaks of. */
+const remoteCall = (o: Exclude<ToolOrigin, { type: "internal" }>, callId: string) => ({
+  call_id: callId,
+  server_id: o.type === "mcp" ? o.serverId : null,
+  connector_slug: o.type === "connector" ? o.slug : null,
+  tool: o.tool,
+});
 
 const describeInput = (input: Record<string, unknown>) => {
   const q = input.query ?? input.name ?? input.message;
@@ -113,14 +121,7 @@ export class ToolRunner {
       await this.emit({ type: "agent_thought", content: `${what} ${describeInput(input)}`.trim() + "." });
       return;
     }
-    await this.emit({
-      type: "mcp_tool_call",
-      call_id: callId,
-      server_id: o.type === "mcp" ? o.serverId : null,
-      connector_slug: o.type === "connector" ? o.slug : null,
-      tool: o.tool,
-      arguments: input,
-    });
+    await this.emit({ type: "mcp_tool_call", ...remoteCall(o, callId), arguments: input });
   }
 
   private async report(tool: Tool, callId: string, text: string, isError: boolean, found: number) {
@@ -134,14 +135,6 @@ export class ToolRunner {
       await this.emit({ type: "agent_thought", content });
       return;
     }
-    await this.emit({
-      type: "mcp_tool_result",
-      call_id: callId,
-      server_id: o.type === "mcp" ? o.serverId : null,
-      connector_slug: o.type === "connector" ? o.slug : null,
-      tool: o.tool,
-      result: text.slice(0, 4000),
-      is_error: isError,
-    });
+    await this.emit({ type: "mcp_tool_result", ...remoteCall(o, callId), result: text.slice(0, 4000), is_error: isError });
   }
 }

@@ -61,19 +61,8 @@ export async function runTurn(deps: TurnDeps, req: TurnRequest, emit: Emit, sign
 }
 
 function turnScope(deps: TurnDeps, req: TurnRequest): TurnScope {
-  return {
-    db: deps.db,
-    env: deps.env,
-    chat: req.chat,
-    kb: req.kb,
-    actor: req.actor,
-    subject: req.subject,
-    mode: req.mode,
-    streaming: req.streaming,
-    runId: req.runId ?? null,
-    depth: req.depth ?? 0,
-    resources: new TurnResources(),
-  };
+  const { chat, kb, actor, subject, mode, streaming, runId, depth } = req;
+  return { db: deps.db, env: deps.env, chat, kb, actor, subject, mode, streaming, runId, depth, resources: new TurnResources() };
 }
 
 function createContext(deps: TurnDeps, req: TurnRequest, scope: TurnScope, toolbox: Toolbox, emit: Emit, signal: AbortSignal): TurnContext {
