@@ -1,3 +1,4 @@
+import type { MiddlewareHandler } from "hono";
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { bodyLimit } from "hono/body-limit";
 import { requestId } from "hono/request-id";
@@ -78,38 +79,20 @@ function createApi() {
   return api;
 }
 
-export function createApp() {
-  const app = new OpenAPIHono<AppEnv>();
+/** Every response carries X-Request-Id, also one passed through as it is (the chat Durable Object's SSE stream). */
+const echoRequestId: MiddlewareHandler<AppEnv> = async (c, next) => {
+  await next();
+  if (c.res.headers.has("X-Request-Id")) return;
+  try {
+    c.res.headers.set("X-Request-Id", c.get("requestId"));
+  } catch {
+    c.res = new Response(c.res.body, c.res);
+    c.res.headers.set("X-Request-Id", c.get("requestId"));
+  }
+};
 
-  app.use("*", requestId({ headerName: "X-Request-Id" }));
-  app.use("*", async (c, next) => {
-    await next();
-    // Responses passed through as they are (the chat Durable Object's SSE
-    // stream) do not carry headers set on the context: add the request id.
-    if (!c.res.headers.has("X-Request-Id")) {
-      try {
-        c.res.headers.set("X-Request-Id", c.get("requestId"));
-      } catch {
-        c.res = new Response(c.res.body, c.res);
-        c.res.headers.set("X-Request-Id", c.get("requestId"));
-      }
-    }
-  });
-  app.use("*", cors);
-  app.use("*", async (c, next) => {
-    c.set("db", createDb(c.env.DB));
-    c.set("caller", null as never); // set by authenticate on /api/v1
-    await next();
-  });
-
-  app.route(API_PREFIX, createApi());
-  // HTML pages outside the API: published artifacts (/p/:slug), chat share pages and chat images.
-  app.route("/", pageRoutes);
-  // Signed upload/download URLs: outside /api/v1, no credentials (the signature is one).
-  app.route("/", signedUrlRoutes);
-  // The embeddable chat widget (GET /widget.js) and its development demo (GET /embed/demo).
-  app.route("/", widgetRoutes);
-
+/** The OpenAPI document at /openapi.json (with its security schemes) and the explorer at /swagger. */
+function documentApi(app: OpenAPIHono<AppEnv>) {
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",
     scheme: "bearer",
@@ -134,6 +117,29 @@ export function createApp() {
   }));
   app.get("/swagger", swaggerPage);
   app.get("/swagger/:file", swaggerAsset);
+}
+
+export function createApp() {
+  const app = new OpenAPIHono<AppEnv>();
+
+  app.use("*", requestId({ headerName: "X-Request-Id" }));
+  app.use("*", echoRequestId);
+  app.use("*", cors);
+  app.use("*", async (c, next) => {
+    c.set("db", createDb(c.env.DB));
+    c.set("caller", null as never); // set by authenticate on /api/v1
+    await next();
+  });
+
+  app.route(API_PREFIX, createApi());
+  // HTML pages outside the API: published artifacts (/p/:slug), chat share pages and chat images.
+  app.route("/", pageRoutes);
+  // Signed upload/download URLs: outside /api/v1, no credentials (the signature is one).
+  app.route("/", signedUrlRoutes);
+  // The embeddable chat widget (GET /widget.js) and its development demo (GET /embed/demo).
+  app.route("/", widgetRoutes);
+
+  documentApi(app);
   app.get("/", (c) =>
     c.json({ service: "kb-chat-service", api: API_PREFIX, openapi: "/openapi.json", explorer: "/swagger" }),
   );

@@ -1,4 +1,5 @@
 import { estimateTokens, sentences, terms } from "../../lib/text";
+import { idf, saturatedTf } from "../retrieval/bm25";
 
 /**
  * The `local-extractive` model: it answers by SELECTING sentences from the
@@ -45,13 +46,8 @@ export interface ExtractiveAnswer {
   empty: boolean;
 }
 
-export function selectSentences(question: string, passages: ExtractivePassage[], opts: ExtractiveOptions = {}): ExtractiveAnswer {
-  const maxSentences = opts.maxSentences ?? 4;
-  const floor = opts.relativeFloor ?? 0.35;
-  const qTerms = terms(question);
-  const qSet = new Set(qTerms);
-  const qBigrams = new Set(qTerms.slice(1).map((t, i) => `${qTerms[i]} ${t}`));
-
+/** Every sentence of the passages long enough to answer with (12–600 characters, 3 terms or more). */
+function candidatesOf(passages: ExtractivePassage[]): Candidate[] {
   const cands: Candidate[] = [];
   passages.forEach((p, rank) => {
     sentences(p.text).forEach((s, position) => {
@@ -61,22 +57,26 @@ export function selectSentences(question: string, passages: ExtractivePassage[],
       cands.push({ text: s, index: p.index, rank, position, terms: t, termSet: new Set(t), score: 0 });
     });
   });
-  if (!cands.length || !qSet.size) return { picks: [], empty: true };
+  return cands;
+}
 
-  // BM25 over sentences as documents.
+/**
+ * Scores each sentence: BM25 over sentences as documents, raised by how much of the question it
+ * covers, its question bigrams, and how early its passage and its place in it come.
+ */
+function scoreCandidates(cands: Candidate[], qTerms: string[]) {
+  const qSet = new Set(qTerms);
+  const qBigrams = new Set(qTerms.slice(1).map((t, i) => `${qTerms[i]} ${t}`));
   const df = new Map<string, number>();
   for (const c of cands) for (const t of c.termSet) if (qSet.has(t)) df.set(t, (df.get(t) ?? 0) + 1);
   const N = cands.length;
   const avgLen = cands.reduce((s, c) => s + c.terms.length, 0) / N;
-  const k1 = 1.2;
-  const b = 0.75;
   for (const c of cands) {
     let s = 0;
     const tf = new Map<string, number>();
     for (const t of c.terms) if (qSet.has(t)) tf.set(t, (tf.get(t) ?? 0) + 1);
     for (const [t, f] of tf) {
-      const idf = Math.log(1 + (N - (df.get(t) ?? 0) + 0.5) / ((df.get(t) ?? 0) + 0.5));
-      s += (idf * f * (k1 + 1)) / (f + k1 * (1 - b + (b * c.terms.length) / avgLen));
+      s += idf(N, df.get(t) ?? 0) * saturatedTf(f, c.terms.length, avgLen);
     }
     if (s === 0) continue;
     let bigramHits = 0;
@@ -84,12 +84,13 @@ export function selectSentences(question: string, passages: ExtractivePassage[],
     const coverage = tf.size / qSet.size;
     c.score = s * (1 + 0.5 * coverage) + 0.6 * bigramHits + 0.8 / (1 + c.rank) + 0.15 / (1 + c.position);
   }
-  const ranked = cands.filter((c) => c.score > 0).sort((a, z) => z.score - a.score);
-  if (!ranked.length) return { picks: [], empty: true };
+}
 
+/** Up to `max` of the best-ranked sentences, each saying something the others do not (MMR-like). */
+function pickDiverse(ranked: Candidate[], max: number, floor: number): Candidate[] {
   const chosen: Candidate[] = [];
   const best = ranked[0].score;
-  while (chosen.length < maxSentences) {
+  while (chosen.length < max) {
     let pick: Candidate | null = null;
     let pickValue = -Infinity;
     for (const c of ranked) {
@@ -106,6 +107,17 @@ export function selectSentences(question: string, passages: ExtractivePassage[],
     if (!pick) break;
     chosen.push(pick);
   }
+  return chosen;
+}
+
+export function selectSentences(question: string, passages: ExtractivePassage[], opts: ExtractiveOptions = {}): ExtractiveAnswer {
+  const qTerms = terms(question);
+  const cands = candidatesOf(passages);
+  if (!cands.length || !qTerms.length) return { picks: [], empty: true };
+  scoreCandidates(cands, qTerms);
+  const ranked = cands.filter((c) => c.score > 0).sort((a, z) => z.score - a.score);
+  if (!ranked.length) return { picks: [], empty: true };
+  const chosen = pickDiverse(ranked, opts.maxSentences ?? 4, opts.relativeFloor ?? 0.35);
   // Read in document order: by passage rank, then position within the passage.
   chosen.sort((a, z) => a.rank - z.rank || a.position - z.position);
   return { picks: chosen.map((c) => ({ text: c.text, index: c.index })), empty: false };

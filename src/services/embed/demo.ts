@@ -1,6 +1,7 @@
 import { and, eq } from "drizzle-orm";
 import type { Context } from "hono";
-import { documents, knowledgeBases, organizationMembers, organizations, tenants, users, type KnowledgeBase } from "../../db/schema";
+import { documents, type KnowledgeBase, knowledgeBases, organizationMembers, organizations, tenants, type User, users } from "../../db/schema";
+import type { Database } from "../../db/client";
 import type { Env } from "../../env";
 import { randomToken } from "../../lib/crypto";
 import type { AppEnv } from "../../types";
@@ -48,61 +49,63 @@ export function ensureDemo(c: Context<AppEnv>, internal: Fetcher) {
   return pending;
 }
 
-async function provision(c: Context<AppEnv>, internal: Fetcher): Promise<{ userId: string; kb: KnowledgeBase }> {
-  const db = c.get("db");
-  const json = async (res: Response, what: string) => {
-    const text = await res.text();
-    if (!res.ok) throw new Error(`embed demo: ${what} answered ${res.status}: ${text.slice(0, 300)}`);
-    return text ? JSON.parse(text) : null;
-  };
+async function answerJson(res: Response, what: string) {
+  const text = await res.text();
+  if (!res.ok) throw new Error(`embed demo: ${what} answered ${res.status}: ${text.slice(0, 300)}`);
+  return text ? JSON.parse(text) : null;
+}
 
-  // The user: signed up through the API the first time, else a fresh session for it.
-  let user = await db.select().from(users).where(eq(users.email, DEMO_EMAIL)).get();
-  let cookie = "";
-  if (!user) {
-    const res = await internal("POST", "/api/v1/auth/signup", { body: { email: DEMO_EMAIL, password: randomToken(24), name: "Embed demo" } });
-    await json(res, "signup");
-    cookie = /kb_session=[^;]+/.exec(res.headers.get("Set-Cookie") ?? "")![0];
-    user = (await db.select().from(users).where(eq(users.email, DEMO_EMAIL)).get())!;
-  }
+/** The demo user: signed up through the API the first time (with the session cookie that gave), else found. */
+async function demoUser(db: Database, internal: Fetcher): Promise<{ user: User; cookie: string }> {
+  const user = await db.select().from(users).where(eq(users.email, DEMO_EMAIL)).get();
+  if (user) return { user, cookie: "" };
+  const res = await internal("POST", "/api/v1/auth/signup", { body: { email: DEMO_EMAIL, password: randomToken(24), name: "Embed demo" } });
+  await answerJson(res, "signup");
+  const cookie = /kb_session=[^;]+/.exec(res.headers.get("Set-Cookie") ?? "")![0];
+  return { user: (await db.select().from(users).where(eq(users.email, DEMO_EMAIL)).get())!, cookie };
+}
 
-  const existing = await db
+/** The demo knowledge base if it was made, and whether it holds the handbook yet. */
+async function existingDemo(db: Database, userId: string) {
+  const found = await db
     .select({ kb: knowledgeBases })
     .from(knowledgeBases)
     .innerJoin(organizationMembers, eq(organizationMembers.organizationId, knowledgeBases.organizationId))
-    .where(and(eq(organizationMembers.userId, user.id), eq(knowledgeBases.name, DEMO_KB_NAME)))
+    .where(and(eq(organizationMembers.userId, userId), eq(knowledgeBases.name, DEMO_KB_NAME)))
     .get();
-  let kbId = existing?.kb.id;
-  let tenantId = existing?.kb.tenantId;
-  if (existing) {
-    const doc = await db.select({ id: documents.id }).from(documents).where(eq(documents.knowledgeBaseId, existing.kb.id)).get();
-    if (doc) return { userId: user.id, kb: existing.kb };
+  if (!found) return null;
+  const doc = await db.select({ id: documents.id }).from(documents).where(eq(documents.knowledgeBaseId, found.kb.id)).get();
+  return { kb: found.kb, hasHandbook: Boolean(doc) };
+}
+
+/** The user's organization (made through the API if it has none) and its default tenant. */
+async function demoTenant(db: Database, internal: Fetcher, userId: string, cookie: string): Promise<string> {
+  const org = await db
+    .select({ id: organizations.id })
+    .from(organizations)
+    .innerJoin(organizationMembers, eq(organizationMembers.organizationId, organizations.id))
+    .where(eq(organizationMembers.userId, userId))
+    .get();
+  if (!org) {
+    const slug = `embed-demo-${randomToken(4).toLowerCase().replace(/[^a-z0-9]/g, "x")}`;
+    const created = await answerJson(await internal("POST", "/api/v1/organizations", { cookie, body: { name: "Embed demo", slug } }), "create organization");
+    return created.default_tenant_id;
   }
-  // Something is still to be made: act as the demo user through the API.
-  if (!cookie) cookie = `kb_session=${(await createSession(db, user.id, { userAgent: "embed-demo" })).token}`;
-  if (!existing) {
-    let org = await db
-      .select({ id: organizations.id })
-      .from(organizations)
-      .innerJoin(organizationMembers, eq(organizationMembers.organizationId, organizations.id))
-      .where(eq(organizationMembers.userId, user.id))
-      .get();
-    if (!org) {
-      const created = await json(
-        await internal("POST", "/api/v1/organizations", { cookie, body: { name: "Embed demo", slug: `embed-demo-${randomToken(4).toLowerCase().replace(/[^a-z0-9]/g, "x")}` } }),
-        "create organization",
-      );
-      org = { id: created.id };
-      tenantId = created.default_tenant_id;
-    } else {
-      const t = await db.select({ id: tenants.id }).from(tenants).where(and(eq(tenants.organizationId, org.id), eq(tenants.isDefault, true))).get();
-      if (!t) throw new Error("embed demo: the demo organization has no default tenant");
-      tenantId = t.id;
-    }
-    kbId = (await json(await internal("POST", "/api/v1/knowledge-bases", { cookie, body: { tenant_id: tenantId, name: DEMO_KB_NAME } }), "create knowledge base")).id;
-  }
+  const t = await db.select({ id: tenants.id }).from(tenants).where(and(eq(tenants.organizationId, org.id), eq(tenants.isDefault, true))).get();
+  if (!t) throw new Error("embed demo: the demo organization has no default tenant");
+  return t.id;
+}
+
+async function makeKnowledgeBase(internal: Fetcher, cookie: string, tenantId: string): Promise<{ id: string; tenantId: string }> {
+  const body = { tenant_id: tenantId, name: DEMO_KB_NAME };
+  const made = await answerJson(await internal("POST", "/api/v1/knowledge-bases", { cookie, body }), "create knowledge base");
+  return { id: made.id, tenantId };
+}
+
+/** Uploads the handbook through a presigned URL, as a customer's backend would. */
+async function uploadHandbook(internal: Fetcher, cookie: string, kbId: string, tenantId: string) {
   const bytes = new TextEncoder().encode(DEMO_DOC);
-  const presign = await json(
+  const presign = await answerJson(
     await internal("POST", "/api/v1/documents/presign", {
       cookie,
       body: { kb_id: kbId, tenant_id: tenantId, filename: "handbook.md", mime_type: "text/markdown", size_bytes: bytes.byteLength },
@@ -111,7 +114,17 @@ async function provision(c: Context<AppEnv>, internal: Fetcher): Promise<{ userI
   );
   const target = new URL(presign.upload_url);
   const headers = { ...presign.headers, "Content-Length": String(bytes.byteLength) };
-  await json(await internal("PUT", target.pathname + target.search, { raw: bytes, headers }), "upload");
-  const row = (await db.select().from(knowledgeBases).where(eq(knowledgeBases.id, kbId!)).get())!;
-  return { userId: user.id, kb: row };
+  await answerJson(await internal("PUT", target.pathname + target.search, { raw: bytes, headers }), "upload");
+}
+
+async function provision(c: Context<AppEnv>, internal: Fetcher): Promise<{ userId: string; kb: KnowledgeBase }> {
+  const db = c.get("db");
+  const { user, cookie: signupCookie } = await demoUser(db, internal);
+  const existing = await existingDemo(db, user.id);
+  if (existing?.hasHandbook) return { userId: user.id, kb: existing.kb };
+  // Something is still to be made: act as the demo user through the API.
+  const cookie = signupCookie || `kb_session=${(await createSession(db, user.id, { userAgent: "embed-demo" })).token}`;
+  const kb = existing?.kb ?? (await makeKnowledgeBase(internal, cookie, await demoTenant(db, internal, user.id, cookie)));
+  await uploadHandbook(internal, cookie, kb.id, kb.tenantId);
+  return { userId: user.id, kb: (await db.select().from(knowledgeBases).where(eq(knowledgeBases.id, kb.id)).get())! };
 }

@@ -8,6 +8,7 @@ import { porterStem, words } from "../retrieval/tokenize";
 import { matchWords } from "./rules";
 import type { MemorySpace } from "./settings";
 import { FTS_CANDIDATES, fromRow, matchExpression, MAX_MEMORIES_PER_SPACE, type MemoryRow, type WriteContext } from "./memories";
+import { idf, saturatedTf } from "../retrieval/bm25";
 
 /**
  * Recall: lexical (FTS5 over the subject's memory space, BM25 with that space's statistics) and vector (the
@@ -21,8 +22,6 @@ export const RECALL_LIMIT = 3;
 const RELATIVE_CUTOFF = 0.5;
 /** A memory found only by the vector leg is recalled at this cosine or above (learned embedding models only). */
 const VECTOR_ONLY_MIN = 0.45;
-const BM25_K1 = 1.2;
-const BM25_B = 0.75;
 
 
 export interface RecalledMemory {
@@ -78,8 +77,7 @@ function bm25(rows: MemoryRow[], stems: string[], spaceSize: number): Hit[] {
     for (const s of stems) {
       const f = d.tf.get(s) ?? 0;
       if (!f) continue;
-      const idf = Math.log(1 + (spaceSize - df.get(s)! + 0.5) / (df.get(s)! + 0.5));
-      score += (idf * f * (BM25_K1 + 1)) / (f + BM25_K1 * (1 - BM25_B + (BM25_B * d.len) / avg));
+      score += idf(spaceSize, df.get(s)!) * saturatedTf(f, d.len, avg);
     }
     return { row: d.row, score };
   });

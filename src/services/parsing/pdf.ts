@@ -41,16 +41,11 @@ function bodySize(lines: Line[]): number {
 const isHeadingLine = (l: Line, body: number) =>
   body > 0 && l.size >= body * 1.15 && l.text.length <= 120 && /\p{L}/u.test(l.text) && !/[.,;:]$/.test(l.text);
 
-/**
- * PDF via unpdf (PDF.js): one section per page and heading, page numbers kept.
- * Lines set noticeably larger than the body text are taken as headings (PDF
- * has no structure; font size is the best signal it carries).
- */
-export async function parsePdf(bytes: Uint8Array): Promise<ParsedDocument> {
-  let pages: { totalPages: number; items: Awaited<ReturnType<typeof extractTextItems>>["items"] };
+type PdfItems = Awaited<ReturnType<typeof extractTextItems>>;
+
+async function textItemsOf(bytes: Uint8Array): Promise<PdfItems> {
   try {
-    const pdf = await getDocumentProxy(new Uint8Array(bytes));
-    pages = await extractTextItems(pdf);
+    return await extractTextItems(await getDocumentProxy(new Uint8Array(bytes)));
   } catch (e) {
     const msg = (e as Error)?.message ?? String(e);
     if (/password/i.test(msg) || (e as Error)?.name === "PasswordException") {
@@ -58,43 +53,39 @@ export async function parsePdf(bytes: Uint8Array): Promise<ParsedDocument> {
     }
     throw new UnparseableDocumentError(`The file is not a readable PDF (${msg.slice(0, 200)})`);
   }
+}
 
-  const perPage = pages.items.map(pageLines);
-  const body = bodySize(perPage.flat());
-  const headingSizes = [...new Set(perPage.flat().filter((l) => isHeadingLine(l, body)).map((l) => Math.round(l.size)))].sort((a, b) => b - a);
+/** The pages' lines as sections under their heading path, and the Markdown of the whole. */
+class Outline {
+  readonly sections: ParsedSection[] = [];
+  readonly md: string[] = [];
+  title: string | undefined;
+  private readonly stack: { level: number; text: string }[] = [];
 
-  const sections: ParsedSection[] = [];
-  const md: string[] = [];
-  const stack: { level: number; text: string }[] = [];
-  let title: string | undefined;
-  perPage.forEach((lines, i) => {
-    const page = i + 1;
-    md.push(`\n\n[Page ${page}]\n`);
+  constructor(
+    private readonly body: number,
+    private readonly headingSizes: number[],
+  ) {}
+
+  addPage(lines: Line[], page: number) {
+    this.md.push(`\n\n[Page ${page}]\n`);
     let paragraphs: string[] = [];
     let para = "";
     let lastY: number | null = null;
-    let lastSize = body;
+    let lastSize = this.body;
     const endParagraph = () => {
       if (para.trim()) paragraphs.push(para.trim());
       para = "";
     };
     const flush = () => {
       endParagraph();
-      const text = paragraphs.join("\n\n");
-      if (text) {
-        sections.push({ headings: stack.map((h) => h.text), page, text });
-        md.push(text);
-      }
+      this.addSection(paragraphs.join("\n\n"), page);
       paragraphs = [];
     };
     for (const line of lines) {
-      if (isHeadingLine(line, body)) {
+      if (isHeadingLine(line, this.body)) {
         flush();
-        const level = headingSizes.indexOf(Math.round(line.size)) + 1 || 1;
-        while (stack.length && stack[stack.length - 1].level >= level) stack.pop();
-        stack.push({ level, text: line.text });
-        title ??= line.text;
-        md.push(`${"#".repeat(Math.min(level, 6))} ${line.text}`);
+        this.addHeading(line);
         lastY = line.y;
         continue;
       }
@@ -102,15 +93,44 @@ export async function parsePdf(bytes: Uint8Array): Promise<ParsedDocument> {
       if (lastY !== null && Math.abs(lastY - line.y) > Math.max(lastSize, line.size) * 1.6) endParagraph();
       para = para.endsWith("-") && /^\p{Ll}/u.test(line.text) ? para.slice(0, -1) + line.text : para ? `${para} ${line.text}` : line.text;
       lastY = line.y;
-      lastSize = line.size || body;
+      lastSize = line.size || this.body;
     }
     flush();
-  });
+  }
 
-  if (!sections.some((s) => s.text.trim())) {
+  private addSection(text: string, page: number) {
+    if (!text) return;
+    this.sections.push({ headings: this.stack.map((h) => h.text), page, text });
+    this.md.push(text);
+  }
+
+  private addHeading(line: Line) {
+    const level = this.headingSizes.indexOf(Math.round(line.size)) + 1 || 1;
+    while (this.stack.length && this.stack[this.stack.length - 1].level >= level) this.stack.pop();
+    this.stack.push({ level, text: line.text });
+    this.title ??= line.text;
+    this.md.push(`${"#".repeat(Math.min(level, 6))} ${line.text}`);
+  }
+}
+
+/**
+ * PDF via unpdf (PDF.js): one section per page and heading, page numbers kept.
+ * Lines set noticeably larger than the body text are taken as headings (PDF
+ * has no structure; font size is the best signal it carries).
+ */
+export async function parsePdf(bytes: Uint8Array): Promise<ParsedDocument> {
+  const pages = await textItemsOf(bytes);
+  const perPage = pages.items.map(pageLines);
+  const body = bodySize(perPage.flat());
+  const headingSizes = [...new Set(perPage.flat().filter((l) => isHeadingLine(l, body)).map((l) => Math.round(l.size)))].sort((a, b) => b - a);
+  const outline = new Outline(body, headingSizes);
+  perPage.forEach((lines, i) => outline.addPage(lines, i + 1));
+
+  if (!outline.sections.some((s) => s.text.trim())) {
     throw new UnparseableDocumentError(
       "The PDF has no extractable text (it is probably scanned images); text recognition (OCR) is not supported, so upload a PDF with a text layer",
     );
   }
-  return { sections, pageCount: pages.totalPages, title, markdown: md.join("\n\n").replace(/\n{3,}/g, "\n\n").trim() };
+  const markdown = outline.md.join("\n\n").replace(/\n{3,}/g, "\n\n").trim();
+  return { sections: outline.sections, pageCount: pages.totalPages, title: outline.title, markdown };
 }

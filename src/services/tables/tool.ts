@@ -1,7 +1,7 @@
 import { ApiError } from "../../lib/errors";
 import type { KnowledgeBase } from "../../db/schema";
 import type { Passage } from "../answer/types";
-import type { Tool, ToolOutput, ToolProvider } from "../tools/types";
+import type { Tool, ToolCallContext, ToolOutput, ToolProvider } from "../tools/types";
 import { describeAggregate, planAggregate, type AggregatePlan } from "./aggregate";
 import { buildChart, CHART_INPUT_PROPERTIES, chartRequest } from "./chart";
 import type { Cell } from "./infer";
@@ -63,6 +63,49 @@ function tablesIn(query: string, tables: TableInfo[]): TableInfo[] {
   return tables.filter((t) => new RegExp(`(^|[^a-z0-9_])"?${t.name}"?($|[^a-z0-9_])`).test(lower));
 }
 
+/** The result as a citable passage: the tables it read, and the offline plan's phrasing when it made the query. */
+function resultPassage(query: string, result: SqlResult, tables: TableInfo[], plan: AggregatePlan | undefined): Passage {
+  const used = tablesIn(query, tables);
+  return {
+    document_id: used.length === 1 ? used[0].document_id : null,
+    filename: `Table: ${used.length ? used.map((t) => t.name).join(", ") : "query result"}`,
+    chunk_id: null,
+    text: plan ? `${describeAggregate(plan, result.rows)}\n\n${renderResult(query, result)}` : renderResult(query, result),
+    score: 1,
+    page: null,
+    url: null,
+  };
+}
+
+/** The chart asked for, when it can be drawn from the result, with a note for the model either way. */
+function chartOf(input: Record<string, unknown>, result: SqlResult): { chart?: ToolOutput["chart"]; note?: string } {
+  const wanted = chartRequest(input);
+  if (!wanted) return {};
+  const c = buildChart(wanted, result.columns, result.rows);
+  return c.ok ? { chart: { spec: c.spec }, note: "The chart was drawn for the user." } : { note: `No chart was drawn: ${c.reason}.` };
+}
+
+async function answerQuery(kb: KnowledgeBase, tables: TableInfo[], input: Record<string, unknown>, ctx: ToolCallContext, plan: (q: string) => AggregatePlan | undefined): Promise<ToolOutput> {
+  const query = typeof input.query === "string" ? input.query.trim() : "";
+  if (!query) return { text: "The query is empty: send one SELECT statement.", isError: true };
+  let result: SqlResult;
+  try {
+    result = await runSql(ctx.scope.env, ctx.scope.db, kb.id, query, { reconcile: false });
+  } catch (e) {
+    if (e instanceof ApiError) return { text: `The query was refused (${e.code}): ${e.message}`, isError: true };
+    throw e;
+  }
+  const { chart, note } = chartOf(input, result);
+  const more = result.truncated ? " (more exist: only the first 1,000 were returned)" : "";
+  const notes = [`The query returned ${result.row_count} row${result.row_count === 1 ? "" : "s"}${more}.`, ...(note ? [note] : [])];
+  return {
+    text: notes.join(" "),
+    passages: [resultPassage(query, result, tables, plan(query))],
+    data: { sql: query, columns: result.columns, rows: result.rows.slice(0, 20), row_count: result.row_count },
+    ...(chart ? { chart } : {}),
+  };
+}
+
 export function sqlQueryTool(kb: KnowledgeBase, tables: TableInfo[]): Tool {
   // Queries the offline plan built, so their results are phrased for local-extractive.
   const planned = new Map<string, AggregatePlan>();
@@ -86,44 +129,7 @@ export function sqlQueryTool(kb: KnowledgeBase, tables: TableInfo[]): Tool {
       planned.set(p.sql, p);
       return { query: p.sql };
     },
-    async execute(input, ctx): Promise<ToolOutput> {
-      const query = typeof input.query === "string" ? input.query.trim() : "";
-      if (!query) return { text: "The query is empty: send one SELECT statement.", isError: true };
-      let result: SqlResult;
-      try {
-        result = await runSql(ctx.scope.env, ctx.scope.db, kb.id, query, { reconcile: false });
-      } catch (e) {
-        if (e instanceof ApiError) return { text: `The query was refused (${e.code}): ${e.message}`, isError: true };
-        throw e;
-      }
-      const used = tablesIn(query, tables);
-      const plan = planned.get(query);
-      const passage: Passage = {
-        document_id: used.length === 1 ? used[0].document_id : null,
-        filename: `Table: ${used.length ? used.map((t) => t.name).join(", ") : "query result"}`,
-        chunk_id: null,
-        text: plan ? `${describeAggregate(plan, result.rows)}\n\n${renderResult(query, result)}` : renderResult(query, result),
-        score: 1,
-        page: null,
-        url: null,
-      };
-      const notes: string[] = [`The query returned ${result.row_count} row${result.row_count === 1 ? "" : "s"}${result.truncated ? " (more exist: only the first 1,000 were returned)" : ""}.`];
-      let chart: ToolOutput["chart"];
-      const wanted = chartRequest(input);
-      if (wanted) {
-        const c = buildChart(wanted, result.columns, result.rows);
-        if (c.ok) {
-          chart = { spec: c.spec };
-          notes.push("The chart was drawn for the user.");
-        } else notes.push(`No chart was drawn: ${c.reason}.`);
-      }
-      return {
-        text: notes.join(" "),
-        passages: [passage],
-        data: { sql: query, columns: result.columns, rows: result.rows.slice(0, 20), row_count: result.row_count },
-        ...(chart ? { chart } : {}),
-      };
-    },
+    execute: (input, ctx) => answerQuery(kb, tables, input, ctx, (q) => planned.get(q)),
   };
 }
 
