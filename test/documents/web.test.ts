@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { blockedHost, guardedFetch, normalizeUserUrl, parseIPv4, parseIPv6 } from "../../src/lib/url-guard";
+import { blockedHost, parseIPv4, parseIPv6 } from "../../src/lib/blocked-hosts";
+import { guardedFetch, normalizeUserUrl } from "../../src/lib/url-guard";
 import { ingestUrl } from "../../src/services/web/ingest-url";
 import { discoverSite, parseRobots, robotsAllows } from "../../src/services/web/site";
 import { searchKnowledgeBase } from "../../src/services/retrieval/search";

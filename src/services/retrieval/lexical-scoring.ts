@@ -78,7 +78,6 @@ export function analyzer() {
   };
 }
 
-
 export function bm25(pool: Analyzed[], weights: Map<string, number>, idfs: Map<string, number>): LexicalHit[] {
   const avg = pool.reduce((s, a) => s + a.length, 0) / (pool.length || 1) || 1;
   const w = [FIELD_WEIGHTS.title, FIELD_WEIGHTS.heading, FIELD_WEIGHTS.body];
