@@ -1,4 +1,3 @@
-
 import { jsonBody, jsonContent, pageBody, pageSchema } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import { activeArtifactFor, artifactFor, artifactJson, changeArtifact, createArtifact, listArtifacts } from "../../services/artifacts/artifacts";

@@ -1,4 +1,3 @@
-
 import { jsonBody, jsonContent, noContent, pageBody, pageSchema } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import { activeArtifactFor, artifactFor, artifactJson, listRevisions, publicRevision, publishArtifact, setArtifactStatus, unpublishArtifact } from "../../services/artifacts/artifacts";

@@ -34,7 +34,6 @@ const AmountBody = z.object({
   amount: z.number().gt(0).max(1_000_000).openapi({ example: 100 }),
 });
 
-
 const route = routesTagged(["Billing"]);
 
 export const creditRoutes = createRouter();

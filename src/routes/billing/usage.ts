@@ -57,7 +57,6 @@ export const UsageLogSchema = z
 
 const LogsPage = pageSchema("logs", UsageLogSchema);
 
-
 function filterOf(q: z.infer<typeof FilterQuery>): UsageFilter {
   if (q.start_date && q.end_date && q.start_date > q.end_date) {
     throw badRequest("start_date must not be after end_date", [{ path: "query.start_date", message: "After end_date" }]);

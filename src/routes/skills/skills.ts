@@ -1,4 +1,3 @@
-
 import { jsonBody, jsonContent, noContent, pageBody, pageSchema, pagingQuery } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import { archiveSkill, createSkill, listSkills, publicSkill, skillFor, updateSkill } from "../../services/skills/skills";

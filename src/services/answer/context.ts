@@ -15,8 +15,10 @@ export interface TurnDeps {
   env: Env;
 }
 
-/** One turn, as chat sends, streams, fast-query and agent runs describe it. */
-/** A turn to run: where and for whom (what its tools see, `TurnScope`), and what was asked. */
+/**
+ * One turn, as chat sends, streams, fast-query and agent runs describe it: where and for whom (what its
+ * tools see, `TurnScope`), and what was asked.
+ */
 export interface TurnRequest extends Omit<TurnScope, "db" | "env" | "resources"> {
   model: ModelInfo;
   content: string;

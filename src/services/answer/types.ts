@@ -10,7 +10,6 @@ export interface Passage extends FoundText {
 
 export type Retriever = (query: string, limit: number, signal?: AbortSignal) => Promise<Passage[]>;
 
-
 /**
  * Events of a turn, in the order the specification and decisions fix:
  * user_message, then any of agent_thought / todo_update / mcp_tool_call /

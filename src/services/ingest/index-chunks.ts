@@ -10,7 +10,7 @@ import type { Chunk } from "../parsing/chunker";
 import { vectorIndexFor } from "../vector-index";
 import { PermanentIngestError } from "./errors";
 
-/** Indexing a document's new generation: its chunk rows, then their vectors in the knowledge base's embedding space. */
+// Indexing a document's new generation: its chunk rows, then their vectors in the knowledge base's embedding space.
 
 /** Rows per chunk insert statement (one JSON parameter carries them all). */
 const INSERT_BATCH = 50;

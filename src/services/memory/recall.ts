@@ -23,7 +23,6 @@ const RELATIVE_CUTOFF = 0.5;
 /** A memory found only by the vector leg is recalled at this cosine or above (learned embedding models only). */
 const VECTOR_ONLY_MIN = 0.45;
 
-
 export interface RecalledMemory {
   memory: Memory;
   score: number;

@@ -1,7 +1,8 @@
 import { idf, saturatedTf } from "./bm25";
 import { porterStem, words } from "./tokenize";
 
-/** Scoring the lexical candidates (see lexical.ts): BM25 per knowledge base, RM3 expansion terms, character n-grams. */
+// Scoring the lexical candidates (see lexical.ts): BM25 with the knowledge base's statistics, RM3 expansion terms,
+// character n-grams.
 
 export const FIELD_WEIGHTS = { title: 2, heading: 3, body: 1 };
 export const FEEDBACK_PASSAGES = 5;
@@ -52,7 +53,7 @@ export interface Analyzed {
 /** Stems of words seen recently, shared by the requests of an isolate (words recur across queries). */
 const STEM_CACHE_SIZE = 50_000;
 let stemCache = new Map<string, string>();
-export function stem(word: string): string {
+function stem(word: string): string {
   let s = stemCache.get(word);
   if (s === undefined) {
     if (stemCache.size >= STEM_CACHE_SIZE) stemCache = new Map();
