@@ -18,7 +18,7 @@ const list = route("get", "/knowledge-bases/{id}/artifacts", "artifacts:read", {
 artifactCrudRoutes.openapi(list, async (c) => {
   const q = c.req.valid("query");
   const kb = await knowledgeBaseFor(c, c.req.valid("param").id, "artifacts:read", { tenantId: q.tenant_id, tenantPath: "query.tenant_id" });
-  const page = await listArtifacts(c.get("db"), kb.id, { ...q, includeStatus: q.include_status });
+  const page = await listArtifacts(c.get("db"), kb.id, { type: q.type, query: q.query, includeStatus: q.include_status, limit: q.limit, offset: q.offset });
   return c.json(pageBody("artifacts", page, q, (a) => artifactJson(c, a)), 200);
 });
 
