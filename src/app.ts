@@ -17,6 +17,7 @@ import { authRoutes } from "./routes/auth";
 import { billingRoutes } from "./routes/billing";
 import { chatRoutes } from "./routes/chats";
 import { connectorRoutes } from "./routes/connectors";
+import { oauthFlowRoutes } from "./routes/oauth-flows";
 import { documentRoutes } from "./routes/documents";
 import { environmentRoutes } from "./routes/environments";
 import { evalRoutes } from "./routes/eval";
@@ -69,6 +70,7 @@ function createApi() {
   api.route("/", documentRoutes);
   api.route("/", chatRoutes);
   api.route("/", connectorRoutes);
+  api.route("/", oauthFlowRoutes);
   api.route("/", agentRoutes);
   api.route("/", a2aRoutes);
   // Retrieval evaluation (npm run eval:retrieval); answers 404 unless EVAL_ENDPOINTS=true outside production.

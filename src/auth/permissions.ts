@@ -32,6 +32,8 @@ export const PERMISSIONS = {
   "environments:read": { roles: ALL, write: false },
   "environments:write": { roles: WRITERS, write: true },
   "environments:delete": { roles: OWNER, write: true },
+  /** Where connect flows may end (allowed_redirect_origins): owner and developer (API-DECISIONS "Wave 3"). */
+  "environments:redirects": { roles: ["owner", "developer"], write: true },
   "api_keys:read": { roles: WRITERS, write: false },
   "api_keys:manage": { roles: WRITERS, write: true },
   "billing:read": { roles: ALL, write: false },

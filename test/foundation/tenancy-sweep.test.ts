@@ -42,6 +42,8 @@ const UNADDRESSED = new Set([
   "GET /api/v1/connectors/catalog",
   "POST /api/v1/connectors/catalog/by-slugs",
   "GET /api/v1/connectors/auth/callback",
+  // A connect flow opened in a browser: its unguessable, single-use id is the capability (test/foundation/access-doors.test.ts).
+  "GET /api/v1/oauth-flows/{id}",
 ]);
 
 interface Operation {

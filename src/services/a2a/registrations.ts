@@ -1,6 +1,9 @@
 import { and, asc, eq } from "drizzle-orm";
 import type { Context } from "hono";
 import type { Permission } from "../../auth/permissions";
+import { may } from "../../auth/authorize";
+import { redactHeaderValues } from "../../auth/policy";
+import { knowledgeBaseRowScope } from "../../auth/resources";
 import type { Database } from "../../db/client";
 import { a2aAgents, type A2aAgent, type KnowledgeBase } from "../../db/schema";
 import type { Env } from "../../env";
@@ -89,16 +92,21 @@ export async function metadataOf(env: Env, row: A2aAgent): Promise<string | null
   return open(env, row.metadataEnc, row.id);
 }
 
-/** The API shape: decrypted headers and metadata (authorized readers only: callers go through knowledgeBaseFor). */
-export async function publicA2aAgent(env: Env, row: A2aAgent) {
+/**
+ * The API shape (authorized readers only: callers go through knowledgeBaseFor). `headers` hold
+ * third-party credentials: decrypted only for readers who may change the registration
+ * (`showSecrets`); everyone else gets the header names with the value "[redacted]".
+ */
+export async function publicA2aAgent(env: Env, row: A2aAgent, showSecrets: boolean) {
   const card = row.card;
+  const headers = await open(env, row.headersEnc, row.id);
   return {
     id: row.id,
     knowledge_base_id: row.knowledgeBaseId,
     name: row.name,
     cardUrl: row.cardUrl,
     description: row.description,
-    headers: await open(env, row.headersEnc, row.id),
+    headers: showSecrets ? headers : redactHeaderValues(headers),
     metadata: await open(env, row.metadataEnc, row.id),
     card: card
       ? { name: card.name, description: card.description, url: card.url, version: card.version, protocol_version: card.protocol_version, skills: card.skills }
@@ -132,10 +140,13 @@ export async function a2aAgentFor(c: Context<AppEnv>, kbId: string, id: string, 
 }
 
 /** A knowledge base's registrations as the API shows them (headers and metadata decrypted). */
-export async function publicA2aAgentsOf(env: Env, db: Database, kb: KnowledgeBase) {
+export async function publicA2aAgentsOf(env: Env, db: Database, kb: KnowledgeBase, showSecrets: boolean) {
   const rows = await listA2aAgents(db, kb.id);
-  return { a2a_agents: await Promise.all(rows.map((r) => publicA2aAgent(env, r))) };
+  return { a2a_agents: await Promise.all(rows.map((r) => publicA2aAgent(env, r, showSecrets))) };
 }
+
+/** Whether this caller reads a knowledge base's registration secrets: only if it may change them. */
+export const seesA2aSecrets = (c: Context<AppEnv>, kb: KnowledgeBase) => may(c, "documents:write", knowledgeBaseRowScope({ ...kb, knowledgeBaseId: kb.id })!);
 
 export interface A2aAgentInput {
   name?: string;

@@ -9,6 +9,9 @@ import { createChat } from "../chats/chats";
 import { emptyToolSettings } from "../tools/types";
 import { pageOf } from "../../db/page";
 import { buildSnapshot } from "./snapshot";
+import { runOwnerSeenBy, type RunViewer } from "../../auth/policy";
+
+export type { RunViewer };
 
 /**
  * Runs: one execution of an agent's pinned snapshot, through the chat's
@@ -44,24 +47,15 @@ export async function getRun(db: Database, id: string): Promise<AgentRun | undef
   return db.select().from(agentRuns).where(eq(agentRuns.id, id)).get();
 }
 
-/**
- * Whose runs a caller sees: a run's content (task, output, chat) belongs to
- * the owner of its chat, like the chat itself. A signed-in user sees the runs
- * of their own chats; a key (the application) sees the runs of key-owned chats
- * (all its end users, as its chat list does) — recorded on the run as `owner`,
- * so it holds after the chat is gone; runs that never got a chat
- * (refused before any work) carry no content and are visible to every reader.
- */
-export type RunViewer = { userId: string } | { apiKey: true };
-
+/** Whose runs a caller sees: the one rule of src/auth/policy.ts (REST run routes and A2A task methods alike). */
 function visibleTo(viewer: RunViewer): SQL {
-  const owner = "userId" in viewer ? `user:${viewer.userId}` : "app";
-  return sql`(${agentRuns.owner} IS NULL OR ${agentRuns.owner} = ${owner})`;
+  return sql`(${agentRuns.owner} IS NULL OR ${agentRuns.owner} = ${runOwnerSeenBy(viewer)})`;
 }
 
-export async function runVisible(db: Database, runId: string, viewer: RunViewer): Promise<boolean> {
-  const r = await db.select({ id: agentRuns.id }).from(agentRuns).where(and(eq(agentRuns.id, runId), visibleTo(viewer))).get();
-  return !!r;
+/** A run of `agentId` that `viewer` may see, or undefined (missing, another agent's, or someone else's). */
+export async function visibleRun(db: Database, agentId: string, runId: string, viewer: RunViewer): Promise<AgentRun | undefined> {
+  if (!runId) return undefined;
+  return db.select().from(agentRuns).where(and(eq(agentRuns.id, runId), eq(agentRuns.agentId, agentId), visibleTo(viewer))).get();
 }
 
 export async function listRuns(db: Database, agentId: string, opts: { status?: RunStatus; limit: number; offset: number; viewer: RunViewer }) {

@@ -81,8 +81,9 @@ export function documentKey(kb: Pick<KnowledgeBase, "organizationId" | "tenantId
 export function quotaExceeded(
   t: { documentCount: number; maxDocuments: number; storageUsedBytes: number; maxStorageGb: number },
   sizeBytes: number,
+  opts: { documents?: boolean } = {},
 ): ApiError | null {
-  if (t.documentCount >= t.maxDocuments) {
+  if (opts.documents !== false && t.documentCount >= t.maxDocuments) {
     return new ApiError("quota_exceeded", `The tenant's document quota (${t.maxDocuments}) is reached`);
   }
   const max = Math.floor(t.maxStorageGb * BYTES_PER_GB);
@@ -96,10 +97,10 @@ export function quotaExceeded(
 }
 
 /** Quotas first (API-DECISIONS.md): a read check, before type and size are looked at. */
-export async function assertQuotas(db: Database, tenantId: string, sizeBytes: number): Promise<void> {
+export async function assertQuotas(db: Database, tenantId: string, sizeBytes: number, opts: { documents?: boolean } = {}): Promise<void> {
   const t = await db.select().from(tenants).where(eq(tenants.id, tenantId)).get();
   if (!t) throw new ApiError("not_found", "Tenant not found");
-  const e = quotaExceeded(t, sizeBytes);
+  const e = quotaExceeded(t, sizeBytes, opts);
   if (e) throw e;
 }
 
