@@ -23,6 +23,7 @@ CREATE TABLE oauth_browser_flows (
   state_hash TEXT NOT NULL,
   authorize_url TEXT NOT NULL,
   browser_hash TEXT,
+  user_id TEXT,
   expires_at TEXT NOT NULL,
   created_at TEXT NOT NULL
 );

@@ -27,6 +27,8 @@ export interface NewFlow {
   state: string;
   /** The provider's authorization URL. */
   authorizeUrl: string;
+  /** The signed-in user who started the flow, if a user did: only a browser signed in as them may open it. */
+  userId: string | null;
 }
 
 /** Records a flow; returns the URL (on our origin) the user's browser must open. */
@@ -40,6 +42,7 @@ export async function createBrowserFlow(env: Env, db: Database, flow: NewFlow): 
     stateHash: await sha256Hex(flow.state),
     authorizeUrl: flow.authorizeUrl,
     browserHash: null,
+    userId: flow.userId,
     expiresAt: new Date(now + FLOW_TTL_MS).toISOString(),
     createdAt: nowIso(),
   });
@@ -48,8 +51,16 @@ export async function createBrowserFlow(env: Env, db: Database, flow: NewFlow): 
 
 export type OpenedFlow = { location: string; cookie: { name: string; value: string; maxAge: number; path: string } } | { refused: string };
 
-/** The first browser to open a flow's URL owns it: it gets the cookie and goes on to the provider. */
-export async function openBrowserFlow(db: Database, id: string): Promise<OpenedFlow> {
+/**
+ * The first browser to open a flow's URL owns it: it gets the cookie and goes on to the provider. A
+ * flow a signed-in user started opens only in a browser signed in as that user (`openerUserId`), so
+ * a link sent to someone else cannot connect their account under the sender.
+ */
+export async function openBrowserFlow(db: Database, id: string, openerUserId: string | null): Promise<OpenedFlow> {
+  const pending = await db.select({ userId: oauthBrowserFlows.userId }).from(oauthBrowserFlows).where(eq(oauthBrowserFlows.id, id)).get();
+  if (pending?.userId && pending.userId !== openerUserId) {
+    return { refused: "Open this link in the browser where you are signed in as the person who started connecting." };
+  }
   const nonce = randomToken(24);
   const row = await db
     .update(oauthBrowserFlows)

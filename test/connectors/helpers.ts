@@ -17,9 +17,9 @@ export const cookieHeader = (jar: Map<string, string> = browser) => [...jar].map
  * Opens a flow URL (on our origin) as a browser: keeps its cookie in `jar` and returns where it
  * redirects (the provider's authorization URL).
  */
-export async function openFlow(flowUrl: string, jar: Map<string, string> = browser): Promise<string> {
+export async function openFlow(flowUrl: string, jar: Map<string, string> = browser, sessionCookie?: string): Promise<string> {
   expect(flowUrl.startsWith("http://localhost:8787/api/v1/oauth-flows/"), flowUrl).toBe(true);
-  const res = await fetchWorker(flowUrl, { redirect: "manual" });
+  const res = await fetchWorker(flowUrl, { redirect: "manual", headers: sessionCookie ? { Cookie: sessionCookie } : {} });
   const text = res.status === 302 ? "" : await res.text();
   expect(res.status, text).toBe(302);
   const set = res.headers.get("Set-Cookie") ?? "";
@@ -40,7 +40,7 @@ export interface Owner {
 export async function startAdd(auth: Auth, slug: string, owner: Owner = {}, redirect_url = DONE, jar: Map<string, string> = browser) {
   const r = await call("/connectors/add", { ...auth, body: { slug, redirect_url, ...owner } });
   const added = expectStatus(r, 200) as { redirect_url: string; already_connected: boolean };
-  return { ...added, flow_url: added.redirect_url, redirect_url: await openFlow(added.redirect_url, jar) };
+  return { ...added, flow_url: added.redirect_url, redirect_url: await openFlow(added.redirect_url, jar, auth.cookie) };
 }
 
 /** Follows the authorization URL at the local provider (auto-approving); returns our callback URL it redirects to. */

@@ -25,7 +25,7 @@ async function start(org: TestOrg, id: string, body: Record<string, unknown> = {
   if (r.status !== 200) return r;
   const ours: string = r.body.authorization_url;
   expect(ours.startsWith("http://localhost:8787/api/v1/oauth-flows/"), ours).toBe(true);
-  const res = await fetchWorker(ours, { redirect: "manual" });
+  const res = await fetchWorker(ours, { redirect: "manual", headers: { Cookie: org.owner.cookie } });
   expect(res.status, await res.clone().text()).toBe(302);
   const m = /^([^=]+)=([^;]*)/.exec(res.headers.get("Set-Cookie") ?? "")!;
   jar.set(m[1], m[2]);

@@ -9,6 +9,8 @@ export const oauthBrowserFlows = sqliteTable("oauth_browser_flows", {
   authorizeUrl: text("authorize_url").notNull(),
   /** sha256 of the cookie set in the browser that opened the flow; null until opened. */
   browserHash: text("browser_hash"),
+  /** The signed-in user who started it (null for an API key acting for an end user): only their browser may open it. */
+  userId: text("user_id"),
   expiresAt: text("expires_at").notNull(),
   createdAt: text("created_at").notNull(),
 });

@@ -62,7 +62,7 @@ mcpServerRoutes.openapi(oauthStart, async (c) => {
   const row = await mcpServerFor(c, c.req.valid("param").id, c.req.valid("query").org_id, "mcp:write");
   let scope: string | undefined;
   if (c.req.header("Content-Type")?.includes("json")) scope = (c.req.valid("json") as { scope?: string } | undefined)?.scope;
-  const authorizationUrl = await startAuthorization(c.env, c.get("db"), row, scope);
+  const authorizationUrl = await startAuthorization(c.env, c.get("db"), row, requireUser(c).user.id, scope);
   return c.json({ authorization_url: authorizationUrl }, 200);
 });
 

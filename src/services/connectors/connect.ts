@@ -81,7 +81,7 @@ export async function startConnect(ctx: Ctx, owner: Owner, slug: string, redirec
   const state = await signState(ctx.env, { n: id, o: owner.key, s: slug, r: dest.toString(), e: expiresAtSeconds });
   const url = await authorizationUrl(def, endpointsOf(ctx.env, def), client, { redirectUri: callbackUrl(ctx.env), state, verifier });
   // The browser opens a URL on our own origin first, which binds the flow to it (src/services/oauth-flows.ts).
-  const flowUrl = await createBrowserFlow(ctx.env, ctx.db, { kind: "connector", state, authorizeUrl: url });
+  const flowUrl = await createBrowserFlow(ctx.env, ctx.db, { kind: "connector", state, authorizeUrl: url, userId: owner.kind === "user" ? owner.userId : null });
   return { redirect_url: flowUrl, already_connected: existing?.status === "connected" };
 }
 
