@@ -167,7 +167,8 @@ describe("delegation (one hop)", () => {
   it("agents of another tenant are never delegates, even with inbound delegation on; checked again at call time", async () => {
     const { org, kb, auth } = await kbWithDocument();
     const t2 = await createTenant(org, { credits_pool: 50 });
-    const kb2 = await createKb(org, { tenant_id: t2.id, agent_sharing: { inbound_delegation_enabled: true } });
+    const kb2 = await createKb(org, { tenant_id: t2.id });
+    expectStatus(await call(`/knowledge-bases/${kb2.id}`, { ...auth, method: "PATCH", body: { agent_sharing: { inbound_delegation_enabled: true } } }), 200);
     const foreign = await createAgent(auth, kb2, { name: "Other tenant's desk" });
     const e = expectError(await call("/agents", { ...auth, body: agentBody(kb, { delegate_agent_ids: [foreign.id] }) }), 400);
     expect(e.details?.[0].path).toBe("body.delegate_agent_ids.0");

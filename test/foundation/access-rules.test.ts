@@ -90,7 +90,8 @@ describe("delegation stays inside the caller's reach", () => {
     const { org, kb } = await kbWithDocument();
     const owner = { cookie: org.owner.cookie };
     const other = await createTenant(org, { credits_pool: 50 });
-    const secretKb = await createKb(org, { tenant_id: other.id, agent_sharing: { inbound_delegation_enabled: true } });
+    const secretKb = await createKb(org, { tenant_id: other.id });
+    expectStatus(await call(`/knowledge-bases/${secretKb.id}`, { ...owner, method: "PATCH", body: { agent_sharing: { inbound_delegation_enabled: true } } }), 200);
     const foreign = await createAgent(owner, secretKb, { name: "Payroll desk" });
     const token = (await mint(owner, kb)).token;
     const kbKey = (await createKey(org, { scopes: ["query:rag"], knowledge_base_id: kb.id })).key;
