@@ -1,5 +1,6 @@
 import { and, eq, isNull, lte, or, sql } from "drizzle-orm";
 import { keyHasScope, keyReach } from "../../auth/authorize";
+import { keyStillBacked } from "../../auth/policy";
 import type { KeyCaller } from "../../auth/caller";
 import { PERMISSIONS } from "../../auth/permissions";
 import type { Scope } from "../../auth/scopes";
@@ -66,6 +67,12 @@ export async function boundIdentity(db: Database, agent: Agent): Promise<BoundId
   if (agent.scheduleApiKeyId) {
     const key = await db.select().from(apiKeys).where(eq(apiKeys.id, agent.scheduleApiKeyId)).get();
     if (!key || key.revokedAt || (key.expiresAt && key.expiresAt <= nowIso())) return null;
+    // The same rule as a request with the key (src/auth/policy.ts): it stops with its member.
+    const creator = key.createdBy
+      ? await db.select({ role: organizationMembers.role }).from(organizationMembers)
+          .where(and(eq(organizationMembers.organizationId, key.organizationId), eq(organizationMembers.userId, key.createdBy))).get()
+      : undefined;
+    if (!keyStillBacked(creator?.role ?? null, key.scopes)) return null;
     const scopes = new Set(key.scopes as Scope[]);
     const caller: KeyCaller = { type: "api_key", key, scopes, isAdmin: scopes.has("admin:full" as Scope), organizationStatus: org.status };
     if (!keyHasScope(caller, rule.scope)) return null;
