@@ -4,7 +4,7 @@ import { bodyLimit } from "hono/body-limit";
 import { requestId } from "hono/request-id";
 import { authenticate } from "./auth/middleware";
 import { rateLimit } from "./auth/rate-limit";
-import { createDb } from "./db/client";
+import { openDb } from "./db/client";
 import { cors } from "./lib/cors";
 import { ApiError } from "./lib/errors";
 import { onError, onNotFound } from "./lib/error-handler";
@@ -128,7 +128,7 @@ export function createApp() {
   app.use("*", echoRequestId);
   app.use("*", cors);
   app.use("*", async (c, next) => {
-    c.set("db", createDb(c.env.DB));
+    c.set("db", openDb(c.env));
     c.set("caller", null as never); // set by authenticate on /api/v1
     await next();
   });

@@ -19,6 +19,8 @@ export interface Env {
 
   /** `development` (default), `test` or `production`. */
   ENVIRONMENT?: string;
+  /** Benchmarks only (npm run bench:latency): milliseconds added to every D1 round trip (src/db/distance.ts). */
+  SIMULATED_D1_RTT_MS?: string;
   /** Origin used in links the service hands out (share URLs, published pages). */
   PUBLIC_BASE_URL?: string;
   /** Comma-separated origins allowed to make cookie-authenticated browser calls. */

@@ -1,5 +1,5 @@
 import { createApp } from "./app";
-import { createDb } from "./db/client";
+import { openDb } from "./db/client";
 import type { Env } from "./env";
 import { runHousekeeping } from "./services/housekeeping";
 import { sweepSchedules } from "./services/agents/scheduler";
@@ -30,9 +30,9 @@ export default {
     const at = new Date(controller.scheduledTime);
     // "* * * * *": the agent-schedule safety net; any other cron (every 5 minutes): housekeeping.
     if (controller.cron === "* * * * *") {
-      ctx.waitUntil(sweepSchedules(env, createDb(env.DB), at, (p) => ctx.waitUntil(p)));
+      ctx.waitUntil(sweepSchedules(env, openDb(env), at, (p) => ctx.waitUntil(p)));
       return;
     }
-    ctx.waitUntil(runHousekeeping(createDb(env.DB), env, at));
+    ctx.waitUntil(runHousekeeping(openDb(env), env, at));
   },
 } satisfies ExportedHandler<Env>;
