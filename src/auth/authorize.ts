@@ -25,7 +25,8 @@ import type { Scope } from "./scopes";
  *      Reach: users reach organizations they are members of; keys reach their
  *      organization, their environment, the tenants of their allowlist (all
  *      tenants when it is empty, or with `admin:full`) and, when restricted,
- *      one knowledge base.
+ *      one knowledge base (an OAuth grant of the MCP endpoint: the knowledge
+ *      bases its member picked).
  *   5. User role lacking -> 403.
  *   6. Writes in an inactive or suspended organization -> 403.
  */
@@ -117,6 +118,8 @@ export function keyReach(key: KeyCaller, scope: ResourceScope): "ok" | "other_or
   if (scope.knowledgeBaseId && key.key.knowledgeBaseId && scope.knowledgeBaseId !== key.key.knowledgeBaseId) {
     return "outside";
   }
+  // An OAuth grant (src/services/mcp-oauth) names its knowledge bases: the same restriction, for several.
+  if (scope.knowledgeBaseId && key.oauth && !key.oauth.knowledgeBaseIds.includes(scope.knowledgeBaseId)) return "outside";
   return "ok";
 }
 

@@ -13,3 +13,4 @@ export * from "./a2a";
 export * from "./memory";
 export * from "./embed";
 export * from "./connectors";
+export * from "./mcp-oauth";
