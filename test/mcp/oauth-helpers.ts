@@ -89,8 +89,10 @@ export async function postConsent(
  * The whole flow: discovery + dynamic registration (auth() → REDIRECT), the consent page as the member,
  * Allow with the picked knowledge bases, then auth() with the code → AUTHORIZED. Returns the provider with tokens.
  */
-export async function connectByOAuth(memberCookie: string, knowledgeBaseIds: string[], name?: string) {
-  const p = new MemoryOAuthProvider(name);
+export async function connectByOAuth(memberCookie: string, knowledgeBaseIds: string[], name?: string | MemoryOAuthProvider) {
+  // An existing provider (the same registered client) authorizes again from scratch.
+  const p = name instanceof MemoryOAuthProvider ? name : new MemoryOAuthProvider(name);
+  p.saved = undefined;
   expect(await auth(p, { serverUrl: MCP_URL, fetchFn: workerFetch })).toBe("REDIRECT");
   const consent = await openConsent(p, memberCookie);
   expect(consent.res.status, consent.html).toBe(200);
