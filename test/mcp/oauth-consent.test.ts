@@ -134,6 +134,8 @@ describe("the consent page", () => {
     expect(html).toContain("an app on your computer");
     expect(res.headers.get("Content-Security-Policy")).toContain("frame-ancestors 'none'");
     expect(res.headers.get("X-Frame-Options")).toBe("DENY");
+    // Same-origin form posts must carry a real Origin (no-referrer would make it "null"; test/e2e/mcp-oauth.test.ts).
+    expect(res.headers.get("Referrer-Policy")).toBe("same-origin");
     expect(res.headers.getSetCookie().some((c) => c.startsWith("__Host-oauth-consent-") && /HttpOnly/i.test(c))).toBe(true);
   });
 
@@ -162,6 +164,9 @@ describe("the consent page", () => {
     expect(crossSite.status).toBe(403);
     const otherBrowser = await postConsent(p, org.owner.cookie, { handle: fresh.handle, decision: "approve", knowledgeBaseIds: [kb.id] });
     expect(otherBrowser.status).toBe(400);
+    const huge = await postConsent(p, `${org.owner.cookie}; ${fresh.consentCookie}`, { handle: fresh.handle, decision: "approve", knowledgeBaseIds: Array(8000).fill(kb.id) });
+    expect(huge.status).toBe(400);
+    expect(await huge.text()).toContain("too large");
     expect(await grantsOf(org)).toBe(0);
   });
 

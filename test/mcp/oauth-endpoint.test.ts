@@ -110,6 +110,12 @@ describe("what an OAuth token reaches: exactly a key limited to the grant", () =
     expect(asked.isError, textOf(asked)).toBeFalsy();
     expect((asked.structuredContent as any).answer).toMatch(/30 days/);
     await onlyA.close();
+    // Metered to the tenant like a key's turn, the grant standing for the key.
+    const [grant] = expectStatus(await call(`/mcp/oauth/grants?org_id=${org.id}`, { cookie: org.owner.cookie }), 200).grants;
+    const logs = expectStatus(await call(`/billing/tenants/${org.tenantId}/usage/logs?limit=5`, { cookie: org.owner.cookie }), 200).logs;
+    expect(logs).toContainEqual(expect.objectContaining({
+      operation: "fast_query", chat_id: (asked.structuredContent as any).chat_id, is_api_key: true, api_key_id: grant.id,
+    }));
 
     const both = await oauthClient(await connectByOAuth(org.owner.cookie, [a.id, b.id], "Second client"));
     const two = await both.callTool({ name: "list_knowledge_bases", arguments: {} });
@@ -138,6 +144,13 @@ describe("what an OAuth token reaches: exactly a key limited to the grant", () =
       expect(textOf(r)).toMatch(/^not_found/);
     }
     await client.close();
+    // Bound to PUBLIC_BASE_URL's origin: the same token on another host name is refused.
+    const elsewhere = await fetchWorker(MCP_URL.replace("localhost", "127.0.0.1"), {
+      method: "POST",
+      headers: { Authorization: `Bearer ${p.saved!.access_token}`, "Content-Type": "application/json", Accept: "application/json, text/event-stream" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+    });
+    expect(elsewhere.status).toBe(401);
     // Its own knowledge base through REST: the token is not an API key.
     expectError(await call(`/knowledge-bases/${one.kb.id}`, { key: p.saved!.access_token }), 401);
     expectError(await call(`/mcp/oauth/grants?org_id=${one.org.id}`, { key: p.saved!.access_token }), 401);

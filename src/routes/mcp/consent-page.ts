@@ -11,6 +11,9 @@ import type { ConsentTenant } from "../../services/mcp-oauth/consent";
 
 export const CONSENT_HEADERS: Record<string, string> = {
   ...PAGE_SECURITY_HEADERS,
+  // Not no-referrer: under it a browser sends `Origin: null` with the page's own form POSTs, which the
+  // POST handler refuses as cross-site. same-origin sends nothing to other sites.
+  "Referrer-Policy": "same-origin",
   // No form-action: after Allow the browser follows a redirect to the client's own callback.
   "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'",
   "X-Frame-Options": "DENY",

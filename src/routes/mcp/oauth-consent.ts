@@ -6,6 +6,7 @@ import {
   type OAuthHelpers,
 } from "@cloudflare/workers-oauth-provider";
 import { Hono, type Context } from "hono";
+import { bodyLimit } from "hono/body-limit";
 import { getCookie } from "hono/cookie";
 import type { UserCaller } from "../../auth/caller";
 import { setSessionCookie } from "../../auth/middleware";
@@ -32,6 +33,13 @@ import { CONSENT_HEADERS, consentPage, problemPage, signInPage } from "./consent
 type Ctx = Context<AppEnv>;
 
 export const oauthConsentRoutes = new Hono<AppEnv>();
+
+/** The forms here are a few fields: anything larger is refused before it is read. */
+const MAX_FORM_BYTES = 64 * 1024;
+oauthConsentRoutes.post(
+  OAUTH_ENDPOINTS.authorize,
+  bodyLimit({ maxSize: MAX_FORM_BYTES, onError: (c) => html(c, problemPage("Request refused", "The form is too large."), 400) }),
+);
 
 const html = (c: Ctx, body: string, status: 200 | 400 | 401 | 403 | 429 = 200) => c.html(body, status, CONSENT_HEADERS);
 
