@@ -127,10 +127,18 @@ async function signIn(c: Ctx, oauth: OAuthHelpers, req: AuthRequest, form: FormD
   return c.redirect(c.req.url, 303);
 }
 
+/** The provider's redirect back to the client (Location, the cleared consent cookie), keeping what this request set. */
+function redirectWith(c: Ctx, headers: Headers) {
+  headers.forEach((v, k) => {
+    if (k.toLowerCase() !== "set-cookie") c.header(k, v);
+  });
+  for (const cookie of headers.getSetCookie()) c.header("Set-Cookie", cookie, { append: true });
+  return c.body(null, 302);
+}
+
 async function deny(c: Ctx, oauth: OAuthHelpers, handle: string) {
   try {
-    const denied = await oauth.denyConsent(c.req.raw, handle);
-    return new Response(null, { status: 302, headers: denied.headers });
+    return redirectWith(c, (await oauth.denyConsent(c.req.raw, handle)).headers);
   } catch (e) {
     if (e instanceof AuthorizationError) return html(c, problemPage("This page has expired", e.description), 400);
     throw e;
@@ -175,5 +183,5 @@ async function approve(c: Ctx, oauth: OAuthHelpers, req: AuthRequest, user: User
     scopes: approved.request.scope,
   });
   approved.headers.set("Location", redirectTo);
-  return new Response(null, { status: 302, headers: approved.headers });
+  return redirectWith(c, approved.headers);
 }
