@@ -29,6 +29,7 @@ import { skillRoutes } from "./routes/skills";
 import { tableRoutes } from "./routes/tables";
 import { tenantRoutes } from "./routes/tenants";
 import { mcpRoutes } from "./routes/mcp";
+import { oauthConsentRoutes } from "./routes/mcp/oauth-consent";
 import { signedUrlRoutes } from "./routes/uploads";
 import type { AppEnv } from "./types";
 import { embedRoutes } from "./routes/embed";
@@ -140,6 +141,8 @@ export function createApp() {
   app.route("/", signedUrlRoutes);
   // The embeddable chat widget (GET /widget.js) and its development demo (GET /embed/demo).
   app.route("/", widgetRoutes);
+  // The consent page of the MCP endpoint's OAuth server (/oauth/authorize); the provider serves the rest (src/index.ts).
+  app.route("/", oauthConsentRoutes);
 
   documentApi(app);
   app.get("/", (c) =>

@@ -127,6 +127,10 @@ export interface Env {
   CONNECTORS?: string;
   /** JSON `{"<slug>": {"authorize_url", "token_url", "api_base_url"}}`: other endpoints for a connector (ignored in production). */
   CONNECTOR_ENDPOINTS?: string;
+
+  // ---- OAuth for the knowledge-base MCP endpoint (src/services/mcp-oauth) ----
+  /** Clients, grants and tokens of the OAuth authorization server (@cloudflare/workers-oauth-provider). */
+  OAUTH_KV: KVNamespace;
 }
 
 type AppBindings = Env;

@@ -8,6 +8,8 @@ import { dispatchQueue } from "./services/queues";
 import "./services/ingest/consumer";
 import "./services/documents/cleanup";
 import "./services/agents/cleanup";
+import "./services/mcp-oauth/lifecycle";
+import { isForOAuthProvider, oauthProvider } from "./services/mcp-oauth/provider";
 
 export { LocalVectorIndex } from "./services/vector-index/local";
 
@@ -20,7 +22,11 @@ export { AgentScheduler } from "./durable/agent-scheduler";
 const app = createApp();
 
 export default {
-  fetch: app.fetch,
+  // The OAuth provider answers its own endpoints and OAuth tokens on /api/v1/mcp (then hands those to
+  // the app); everything else, API keys on /api/v1/mcp included, goes to the app as it is.
+  fetch(request: Request, env: Env, ctx: ExecutionContext): Response | Promise<Response> {
+    return isForOAuthProvider(request) ? oauthProvider(env, app).fetch(request, env, ctx) : app.fetch(request, env, ctx);
+  },
 
   async queue(batch: MessageBatch<unknown>, env: Env, ctx: ExecutionContext): Promise<void> {
     await dispatchQueue(batch, env, ctx);
