@@ -2,6 +2,7 @@ import type { MiddlewareHandler } from "hono";
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { bodyLimit } from "hono/body-limit";
 import { requestId } from "hono/request-id";
+import { getPath } from "hono/utils/url";
 import { authenticate } from "./auth/middleware";
 import { rateLimit } from "./auth/rate-limit";
 import { createDb } from "./db/client";
@@ -119,8 +120,19 @@ function documentApi(app: OpenAPIHono<AppEnv>) {
   app.get("/swagger/:file", swaggerAsset);
 }
 
+/**
+ * The protocol endpoints (`/api/v1/mcp`, `/api/v1/agents/:id/a2a`) also answer with a trailing slash:
+ * MCP and A2A clients configured with a base URL often add one. Every other path stays strict.
+ */
+const PROTOCOL_TRAILING_SLASH = /^\/api\/v1\/(mcp|agents\/[^/]+\/a2a)\/$/;
+
+export function routingPath(request: Request): string {
+  const path = getPath(request);
+  return PROTOCOL_TRAILING_SLASH.test(path) ? path.slice(0, -1) : path;
+}
+
 export function createApp() {
-  const app = new OpenAPIHono<AppEnv>();
+  const app = new OpenAPIHono<AppEnv>({ getPath: routingPath });
 
   app.use("*", requestId({ headerName: "X-Request-Id" }));
   app.use("*", echoRequestId);
