@@ -29,6 +29,7 @@ import { skillRoutes } from "./routes/skills";
 import { tableRoutes } from "./routes/tables";
 import { tenantRoutes } from "./routes/tenants";
 import { mcpRoutes } from "./routes/mcp";
+import { openaiRoutes } from "./routes/openai";
 import { signedUrlRoutes } from "./routes/uploads";
 import type { AppEnv } from "./types";
 import { embedRoutes } from "./routes/embed";
@@ -75,6 +76,8 @@ function createApi() {
   // Retrieval evaluation (npm run eval:retrieval); answers 404 unless EVAL_ENDPOINTS=true outside production.
   api.route("/", evalRoutes);
   api.route("/", mcpRoutes);
+  // OpenAI-compatible chat completions and models (API keys).
+  api.route("/", openaiRoutes);
   api.route("/", memoryRoutes);
   api.route("/", embedRoutes);
   return api;

@@ -10,7 +10,7 @@ import { assertKnowledgeBaseActive, resolveModel } from "../chats/turns";
 import { getKnowledgeBase } from "../knowledge-bases";
 import { assertActive } from "./agents";
 import { executeRunJson, executeRunStream } from "./execute";
-import { cancelRun, chatAgentId, getRun, listRuns, publicRun, runVisible, startRun, type RunViewer } from "./runs";
+import { cancelRun, chatAgentId, getRun, listRuns, publicRun, runVisible, startRun, type RunViewer, type StartRun } from "./runs";
 import { pageBody } from "../../lib/openapi";
 
 /** What the runs API does for its caller: start a run (JSON or stream), list, read and stop runs. */
@@ -20,6 +20,8 @@ export interface RunRequest {
   /** Continue this chat of the agent (the caller's own). */
   chat_id?: string;
   external_subject_id?: string;
+  /** Earlier messages of the conversation, for a new chat (the OpenAI-compatible endpoint sends them). */
+  history?: StartRun["history"];
 }
 
 /** Whose runs a caller sees: a user their own, API keys the runs started by keys. */
@@ -62,6 +64,7 @@ async function prepareRun(c: Context<AppEnv>, agent: Agent, body: RunRequest, st
       externalSubjectId: body.external_subject_id ?? null,
     },
     stream: streaming,
+    history: body.chat_id ? undefined : body.history,
   });
 }
 
