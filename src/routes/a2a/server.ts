@@ -20,7 +20,7 @@ const card = route("get", "/agents/{id}/a2a/.well-known/agent-card.json", "publi
     "Without an `A2A-Version` header, or with `A2A-Version: 0.3`, the card is in the 0.3 shape (`url`, " +
     "`preferredTransport`, `protocolVersion`) with the 1.0 interfaces embedded as `supportedInterfaces`; with " +
     "`A2A-Version: 1.0` it is the 1.0 card. Any other version is refused (400).",
-  request: { headers: z.object({ "A2A-Version": z.string().max(20).optional().openapi({ example: "1.0" }) }) },
+  request: { headers: z.object({ "A2A-Version": z.string().optional().openapi({ example: "1.0" }) }) },
   responses: {
     200: { description: "An A2A agent card (0.3 or 1.0, by the A2A-Version header)", content: { "application/json": { schema: z.record(z.string(), z.unknown()) } } },
     400: errorResponses[400],
@@ -54,7 +54,7 @@ const rpc = route("post", "/agents/{id}/a2a", "agents:run", {
     "`A2A-Version` -32009, methods this agent does not offer (subscribe/resubscribe, push notifications, task " +
     "lists) -32004.",
   request: {
-    headers: z.object({ "A2A-Version": z.string().max(20).optional().openapi({ description: "1.0 or 0.3 (absent: 0.3)" }) }),
+    headers: z.object({ "A2A-Version": z.string().optional().openapi({ description: "1.0 or 0.3 (absent: 0.3)" }) }),
     // Not validated here: the JSON-RPC layer answers malformed or wrong bodies with JSON-RPC errors.
     body: {
       required: true,
