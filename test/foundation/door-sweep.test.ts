@@ -89,6 +89,17 @@ const reachedKb = (r: ApiResponse, kbId: string): Outcome => {
   return text.includes(kbId) || /refund/i.test(text) ? "reached" : "refused";
 };
 
+const openai = (auth: Auth, model: string) =>
+  call("/openai/chat/completions", { ...auth, body: { model, messages: [{ role: "user", content: "What is the refund policy?" }] } });
+const openaiReached = (r: ApiResponse): Outcome => (r.status === 200 && /refund/i.test(JSON.stringify(r.body?.choices ?? "")) ? "reached" : "refused");
+
+const uiStream = (w: World, auth: Auth) =>
+  call(`/chats/${w.chatId}/ui-stream`, {
+    ...auth,
+    body: { id: w.chatId, trigger: "submit-message", messages: [{ id: crypto.randomUUID(), role: "user", parts: [{ type: "text", text: "And the refund window?" }] }] },
+  });
+const uiStreamReached = (r: ApiResponse): Outcome => (r.status === 200 && String(r.body).includes("text-delta") ? "reached" : "refused");
+
 interface Door {
   door: string;
   resource: string;
@@ -179,6 +190,30 @@ const DOORS: Door[] = [
       const r = await call("/chats", { key: token, headers: { Origin: SITE }, body: { id: crypto.randomUUID(), tenant_id: w.kb.tenant_id, knowledge_base_id: w.kb.id, model: "local-extractive", message: "refund?" } });
       return r.status === 201 ? "reached" : "refused";
     },
+  },
+  {
+    door: "OpenAI-compatible chat completions (model kb:<id>)",
+    resource: "knowledge base",
+    attempt: async (w, auth) => openaiReached(await openai(auth, `kb:${w.kb.id}`)),
+    insider: async (w) => openaiReached(await openai({ key: w.insiderKey }, `kb:${w.kb.id}`)),
+  },
+  {
+    door: "OpenAI-compatible chat completions (model agent:<id>)",
+    resource: "agent",
+    attempt: async (w, auth) => openaiReached(await openai(auth, `agent:${w.agent.id}`)),
+    insider: async (w) => openaiReached(await openai({ key: w.insiderKey }, `agent:${w.agent.id}`)),
+  },
+  {
+    door: "OpenAI-compatible model list (GET /openai/models)",
+    resource: "knowledge base and agent ids",
+    attempt: async (w, auth) => (JSON.stringify((await call("/openai/models", auth)).body).includes(w.kb.id) ? "reached" : "refused"),
+    insider: async (w) => (JSON.stringify((await call("/openai/models", { key: w.insiderKey })).body).includes(w.kb.id) ? "reached" : "refused"),
+  },
+  {
+    door: "AI SDK UI stream (POST /chats/{id}/ui-stream)",
+    resource: "chat (a member's run conversation)",
+    attempt: async (w, auth) => uiStreamReached(await uiStream(w, auth)),
+    insider: async (w) => uiStreamReached(await uiStream(w, { cookie: w.dev.cookie })),
   },
   {
     door: "A2A registration read (GET /knowledge-bases/{id}/a2a-agents)",
