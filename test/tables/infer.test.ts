@@ -61,6 +61,10 @@ describe("type inference", () => {
     expect(tableBaseName("order.csv")).toBe("order_table");
     expect(tableBaseName("Budget.xlsx", "Costs & Items")).toBe("budget_costs_items");
     expect(columnNames(["Order", "Unit Price", "unit price", "", "2024", "_x"])).toEqual(["order_", "unit_price", "unit_price_2", "column_4", "c_2024", "x"]);
+    // Names SQLite reserves get a prefix, never a refusal.
+    expect(tableBaseName("sqlite_master.csv")).toBe("t_sqlite_master");
+    expect(tableBaseName("SQLite Sequence.csv")).toBe("t_sqlite_sequence");
+    expect(columnNames(["sqlite_rowid", "Sqlite"])).toEqual(["c_sqlite_rowid", "c_sqlite"]);
     const taken = new Set(["sales"]);
     expect(uniqueName("sales", taken)).toBe("sales_2");
     expect(uniqueName("sales", taken)).toBe("sales_3");

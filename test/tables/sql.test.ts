@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { searchKnowledgeBase } from "../../src/services/retrieval/search";
 import { runSql } from "../../src/services/tables/service";
 import { addMember, call, createKb, createKey, createOrg, createTenant, expectError, expectStatus, fetchWorker, type Auth } from "../helpers";
 import { db, docRow, eventually, uploadFile, waitForDocument } from "../documents/doc-helpers";
@@ -60,6 +61,15 @@ describe("tables from documents", () => {
       ["team_staff", "Staff", ["name:text", "role:text"], 1],
     ]);
     expect(expectStatus(await sql(auth, kb.id, "SELECT avg(age) FROM people"), 200).rows).toEqual([[38.5]]);
+  });
+
+  it("a file named like SQLite's own tables is loaded under a prefixed name and is searchable", async () => {
+    const { kb, auth, docId } = await kbWithCsv("sqlite_seq,city\n7,Reykjavik\n9,Tromso\n", "sqlite_master.csv");
+    const { tables } = expectStatus(await call(`/knowledge-bases/${kb.id}/tables`, auth), 200);
+    expect(tables.map((t: any) => [t.name, t.columns.map((c: any) => c.name)])).toEqual([["t_sqlite_master", ["c_sqlite_seq", "city"]]]);
+    expect(expectStatus(await sql(auth, kb.id, "SELECT city FROM t_sqlite_master WHERE c_sqlite_seq = 9"), 200).rows).toEqual([["Tromso"]]);
+    const hits = await searchKnowledgeBase(env, db(), { knowledgeBaseId: kb.id, query: "Reykjavik" });
+    expect(hits.map((h) => h.document_id)).toContain(docId);
   });
 
   it("two files with the same name get unique table names; reprocessing keeps the name and replaces the rows", async () => {
