@@ -1,4 +1,5 @@
-import { extractTextItems, getDocumentProxy } from "unpdf";
+import { getDocumentProxy } from "unpdf";
+import { yieldToEventLoop } from "../../lib/slices";
 import { UnparseableDocumentError, type ParsedDocument, type ParsedSection } from "./types";
 
 interface Line {
@@ -41,11 +42,28 @@ function bodySize(lines: Line[]): number {
 const isHeadingLine = (l: Line, body: number) =>
   body > 0 && l.size >= body * 1.15 && l.text.length <= 120 && /\p{L}/u.test(l.text) && !/[.,;:]$/.test(l.text);
 
-type PdfItems = Awaited<ReturnType<typeof extractTextItems>>;
+type TextItem = { str: string; y: number; fontSize: number; hasEOL: boolean };
+type PdfItems = { totalPages: number; items: TextItem[][] };
 
+/** Positioned text of every page, one page at a time with a yield after each (a long PDF does not hold the isolate). */
 async function textItemsOf(bytes: Uint8Array): Promise<PdfItems> {
   try {
-    return await extractTextItems(await getDocumentProxy(new Uint8Array(bytes)));
+    const pdf = await getDocumentProxy(new Uint8Array(bytes));
+    try {
+      const items: TextItem[][] = [];
+      for (let n = 1; n <= pdf.numPages; n++) {
+        const content = await (await pdf.getPage(n)).getTextContent();
+        items.push(
+          content.items
+            .filter((it): it is typeof it & { str: string; transform: number[]; hasEOL: boolean } => "str" in it && it.str != null)
+            .map((it) => ({ str: it.str, y: it.transform[5], fontSize: Math.hypot(it.transform[2], it.transform[3]), hasEOL: it.hasEOL })),
+        );
+        await yieldToEventLoop();
+      }
+      return { totalPages: pdf.numPages, items };
+    } finally {
+      await pdf.loadingTask.destroy();
+    }
   } catch (e) {
     const msg = (e as Error)?.message ?? String(e);
     if (/password/i.test(msg) || (e as Error)?.name === "PasswordException") {
