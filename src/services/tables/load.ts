@@ -69,9 +69,14 @@ async function typeColumns(src: TableSource, maxRows: number, slicer: Slicer) {
  * held as typed rows; both passes run in slices that yield. Returns the
  * number of tables, or null for other kinds.
  */
-export async function loadDocumentTables(env: Env, doc: LoadDoc, kind: DocumentKind, bytes: Uint8Array): Promise<number | null> {
+export async function loadDocumentTables(
+  env: Env,
+  doc: LoadDoc,
+  kind: DocumentKind,
+  bytes: Uint8Array,
+  limits: typeof TABLE_LIMITS = TABLE_LIMITS,
+): Promise<number | null> {
   if (!TABULAR_KINDS.has(kind)) return null;
-  const limits = TABLE_LIMITS;
   const store = tablesStore(env, doc.knowledgeBaseId);
   const sources = (await tableSources(kind, bytes)).slice(0, limits.maxTablesPerDocument);
   const tables: CommitTable[] = [];
