@@ -1,4 +1,4 @@
-import { Gunzip, Inflate } from "fflate";
+import { Gunzip, Inflate, Unzlib } from "fflate";
 
 /**
  * Decompression bounded by the bytes it actually produces, never by the sizes
@@ -39,13 +39,13 @@ export class InflateBudget {
 }
 
 /**
- * Inflates raw DEFLATE (`deflate-raw`, as in ZIP entries) or gzip data within
+ * Inflates raw DEFLATE (`deflate-raw`, as in ZIP entries), zlib (PDF streams) or gzip data within
  * `budget`. With `keep: false` the output is only counted (a check before
  * another library inflates the same data); otherwise it is returned.
  * `onSlice` runs after every input slice with the bytes it inflated (a place to yield).
  */
 export async function inflateBounded(
-  format: "deflate-raw" | "gzip",
+  format: "deflate-raw" | "zlib" | "gzip",
   input: Uint8Array,
   budget: InflateBudget,
   opts: { keep?: boolean; onSlice?: (inflated: number) => Promise<void> | void } = {},
@@ -62,7 +62,7 @@ export async function inflateBounded(
       size += chunk.length;
     }
   };
-  const stream = format === "gzip" ? new Gunzip(onData) : new Inflate(onData);
+  const stream = format === "gzip" ? new Gunzip(onData) : format === "zlib" ? new Unzlib(onData) : new Inflate(onData);
   if (!input.length) stream.push(input, true);
   for (let i = 0; i < input.length; i += SLICE_BYTES) {
     sliceBytes = 0;

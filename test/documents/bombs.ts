@@ -112,3 +112,19 @@ export function officeBomb(kind: "docx" | "xlsx" | "pptx", bytes: number): Uint8
     { name: main, data: deflateBomb(bytes), deflated: true, declaredSize: 1024 },
   ]);
 }
+
+/** A one-page PDF whose content stream (zlib, FlateDecode) inflates to `bytes`. */
+export function pdfBomb(bytes: number): Uint8Array {
+  const data = new Uint8Array([0x78, 0x01, ...deflateBomb(bytes, 0x20)]);
+  const head = strToU8(
+    "%PDF-1.4\n1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\n2 0 obj << /Type /Pages /Kids [3 0 R] /Count 1 >> endobj\n" +
+      "3 0 obj << /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R >> endobj\n" +
+      `4 0 obj << /Length ${data.length} /Filter /FlateDecode >>\nstream\n`,
+  );
+  const tail = strToU8("\nendstream\nendobj\ntrailer << /Root 1 0 R >>\n%%EOF\n");
+  const out = new Uint8Array(head.length + data.length + tail.length);
+  out.set(head);
+  out.set(data, head.length);
+  out.set(tail, head.length + data.length);
+  return out;
+}

@@ -7,7 +7,8 @@ import { tablesStore } from "../../src/services/tables/service";
 import { discoverSite, sitemapXml } from "../../src/services/web/site";
 import { call, createKb, createOrg, expectStatus, testServer, type Auth } from "../helpers";
 import { uploadFile, waitForDocument } from "./doc-helpers";
-import { columnLetters, inlineRows, officeBomb, workbook } from "./bombs";
+import { columnLetters, inlineRows, officeBomb, pdfBomb, workbook } from "./bombs";
+import { multiPagePdf } from "./fixtures";
 
 /**
  * Bounded work (issue 24, API-DECISIONS "Bounded work"): small hostile files
@@ -108,6 +109,16 @@ describe("decompression counted as it happens", () => {
     }
     // Under the cap the same construction is read (it is the cap that stops it, not the shape).
     await expect(parseDocument("xlsx", officeBomb("xlsx", 2 * MB))).rejects.toThrow(/no cells with content/);
+  });
+
+  it("a PDF whose content stream is a deflate bomb fails at the cap before PDF.js inflates it", async () => {
+    const bomb = pdfBomb(100 * MB);
+    expect(bomb.byteLength).toBeLessThan(700 * 1024);
+    const started = Date.now();
+    await expect(parseDocument("pdf", bomb)).rejects.toThrow("The PDF file inflates past 64 MB (the cap on inflated streams per document)");
+    expect(Date.now() - started).toBeLessThan(8_000);
+    // Ordinary PDFs (their streams are compressed too) are read as before.
+    expect((await parseDocument("pdf", await multiPagePdf())).pageCount).toBe(3);
   });
 
   it("an uploaded DOCX zip bomb ends failed with the cap as its reason", async () => {

@@ -1,5 +1,6 @@
 import { getDocumentProxy } from "unpdf";
 import { yieldToEventLoop } from "../../lib/slices";
+import { checkPdfStreams } from "./pdf-streams";
 import { UnparseableDocumentError, type ParsedDocument, type ParsedSection } from "./types";
 
 interface Line {
@@ -133,10 +134,12 @@ class Outline {
 
 /**
  * PDF via unpdf (PDF.js): one section per page and heading, page numbers kept.
+ * Its compressed streams are first checked against the inflation cap (pdf-streams.ts).
  * Lines set noticeably larger than the body text are taken as headings (PDF
  * has no structure; font size is the best signal it carries).
  */
 export async function parsePdf(bytes: Uint8Array): Promise<ParsedDocument> {
+  await checkPdfStreams(bytes);
   const pages = await textItemsOf(bytes);
   const perPage = pages.items.map(pageLines);
   const body = bodySize(perPage.flat());
