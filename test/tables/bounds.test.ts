@@ -51,6 +51,16 @@ describe("SQL that cannot be bounded", () => {
     }
   });
 
+  it("a CTE named like a table is bounded as what it is, not as the table", async () => {
+    const { kb, auth } = await kbWithCsv(["n", ...Array.from({ length: 100 }, (_, i) => String(i))].join("\n"), "small.csv");
+    // The CTE `small` has 10,000 rows; the aliases x and y are given to it, not to the 100-row table.
+    const hundred = `(VALUES ${Array.from({ length: 100 }, (_, i) => `(${i})`).join(", ")})`;
+    const cte = `WITH small AS MATERIALIZED (SELECT a.column1 AS n FROM ${hundred} a, ${hundred} b)`;
+    const r = await sql(auth, kb.id, `${cte} SELECT count(*) FROM small x, small y`);
+    expect(expectError(r, 400, "invalid_sql").message).toMatch(/about 1\.0e\+8 row combinations/);
+    expect(expectStatus(await sql(auth, kb.id, `${cte} SELECT count(*) FROM small x`), 200).rows).toEqual([[10_000]]);
+  });
+
   it("bounded queries over the same data run: key joins, groups, windows, short expressions", async () => {
     const { kb, auth } = await kbWithCsv(CSV, "t.csv");
     const ok = async (query: string) => expectStatus(await sql(auth, kb.id, query), 200).rows;

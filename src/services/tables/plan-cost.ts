@@ -21,10 +21,10 @@ export interface PlanStep {
 
 /** What the bound needs to know about the store's tables. */
 export interface PlanSources {
-  /** Rows of a user table by name or alias; null when the name is not one. */
-  tableRows(name: string): number | null;
-  /** The real table a name or alias stands for, if any. */
-  tableOf(name: string): string | null;
+  /** The user tables a name in the plan may stand for (the table itself, or the tables an alias is given to). */
+  targets(name: string): string[];
+  /** Rows of a user table. */
+  rows(table: string): number;
   /** Rows sharing the most frequent value of `column` in `table` (an equality lookup's worst case). */
   maxFrequency(table: string, column: string): number;
   /** Rows of the largest user table: the bound of a source that cannot be told apart. */
@@ -150,18 +150,24 @@ export class PlanBound {
     if (/INTEGER PRIMARY KEY \(rowid=\?\)/.test(rest)) return { rows: Math.min(rows, 1), setup: 0 };
     const auto = /AUTOMATIC (?:PARTIAL )?(?:COVERING )?INDEX \((\w+)=\?/.exec(rest);
     if (auto && !/COLLATE/i.test(rest)) {
-      const table = this.sources.tableOf(name);
+      // A lookup by key visits at most the most frequent key's rows, when the source is surely that one table.
+      const targets = this.sources.targets(name);
+      const table = targets.length === 1 && !this.subqueries.has(name) && !this.subqueries.has(targets[0]) ? targets[0] : null;
       return { rows: table ? this.sources.maxFrequency(table, auto[1]) : rows, setup: rows };
     }
     return { rows, setup: auto ? rows : 0 };
   }
 
-  /** Rows of what a plan step names: a subquery or CTE bounded earlier, a table, or (unknown) the largest of them. */
+  /**
+   * Rows of what a plan step names, the most of everything it may be: a subquery or CTE bounded earlier,
+   * a table, a CTE named like a table, the tables an alias is given to; unknown, the largest of them all.
+   */
   private rowsOf(name: string): number {
+    const found: number[] = [];
     const sub = this.subqueries.get(name);
-    if (sub !== undefined) return sub;
-    const table = this.sources.tableRows(name);
-    if (table !== null) return table;
+    if (sub !== undefined) found.push(sub);
+    for (const t of this.sources.targets(name)) found.push(this.sources.rows(t), this.subqueries.get(t) ?? 0);
+    if (found.length) return Math.max(...found);
     return Math.max(this.sources.largestTable(), ...this.subqueries.values());
   }
 }

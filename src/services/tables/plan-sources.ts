@@ -52,16 +52,9 @@ export function storeSources(sql: SqlStorage, statement: string, stats = true): 
       .map((r) => [r.name, { rows: r.row_count, columns: new Set((JSON.parse(r.columns) as StoredColumn[]).map((c) => c.name)) }]),
   );
   const byAlias = aliases(statement, catalog);
-  const tablesOf = (name: string) => [...(byAlias.get(name) ?? [])];
   return {
-    tableRows: (name) => {
-      const tables = tablesOf(name);
-      return tables.length ? Math.max(...tables.map((t) => catalog.get(t)!.rows)) : null;
-    },
-    tableOf: (name) => {
-      const tables = tablesOf(name);
-      return tables.length === 1 ? tables[0] : null;
-    },
+    targets: (name) => [...(byAlias.get(name) ?? [])],
+    rows: (table) => catalog.get(table)?.rows ?? 0,
     maxFrequency: (table, column) => {
       const info = catalog.get(table)!;
       if (!stats || !info.columns.has(column)) return info.rows;
