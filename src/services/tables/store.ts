@@ -176,10 +176,12 @@ export class KbTables extends DurableObject<Env> {
    *
    * Time: SQLite in a Durable Object cannot be interrupted from outside, and
    * while it runs nothing else in the isolate does. So a statement runs only
-   * when its query plan bounds the rows it visits (plan-cost.ts) below
-   * MAX_PLAN_ROWS: a recursive CTE, a plan step that cannot be bounded, or a
-   * bound past the limit (a cross join of large tables or of subqueries over
-   * them) is refused as invalid_sql, saying why, before anything runs. Between
+   * when its query plan bounds the rows it visits (plan-cost.ts), times what
+   * one row's expressions can cost (row-cost.ts), below MAX_PLAN_ROWS: a
+   * recursive CTE, a step or construct that cannot be bounded, or a bound past
+   * the limit (a cross join of large tables or of subqueries over them, values
+   * built up to megabytes per row) is refused as invalid_sql, saying why,
+   * before anything runs. Between
    * the rows that come back the elapsed time is checked too (a stream of rows
    * stops at the limit wherever the clock moves), and the caller races the
    * call against the limit.
