@@ -24,29 +24,34 @@ CREATE INDEX chats_turn_lease_idx ON chats (turn_lease_expires_at) WHERE turn_le
 ALTER TABLE ingest_garbage ADD COLUMN tenant_id TEXT;
 ALTER TABLE ingest_garbage ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0;
 
+-- (A pending upload has no stored file yet: its reservation is released at once, as before.)
 DROP TRIGGER documents_counters_soft_delete;
 CREATE TRIGGER documents_counters_soft_delete AFTER UPDATE OF status ON documents
 WHEN NEW.parent_document_id IS NULL AND OLD.status <> 'deleted' AND NEW.status = 'deleted' BEGIN
-  UPDATE tenants SET document_count = document_count - 1 WHERE id = NEW.tenant_id;
+  UPDATE tenants SET document_count = document_count - 1,
+    storage_used_bytes = storage_used_bytes - CASE WHEN OLD.status = 'pending_upload' THEN OLD.size_bytes ELSE 0 END
+  WHERE id = NEW.tenant_id;
 END;
 DROP TRIGGER documents_counters_delete;
 CREATE TRIGGER documents_counters_delete AFTER DELETE ON documents
 WHEN OLD.parent_document_id IS NULL AND OLD.status <> 'deleted' BEGIN
-  UPDATE tenants SET document_count = document_count - 1 WHERE id = OLD.tenant_id;
+  UPDATE tenants SET document_count = document_count - 1,
+    storage_used_bytes = storage_used_bytes - CASE WHEN OLD.status = 'pending_upload' THEN OLD.size_bytes ELSE 0 END
+  WHERE id = OLD.tenant_id;
 END;
 DROP TRIGGER documents_garbage_soft_delete;
 CREATE TRIGGER documents_garbage_soft_delete AFTER UPDATE OF status ON documents
 WHEN OLD.status <> 'deleted' AND NEW.status = 'deleted' BEGIN
   INSERT INTO ingest_garbage (kind, knowledge_base_id, ref, tenant_id, bytes)
   VALUES ('object', NEW.knowledge_base_id, NEW.s3_key, NEW.tenant_id,
-    CASE WHEN NEW.parent_document_id IS NULL THEN OLD.size_bytes ELSE 0 END);
+    CASE WHEN NEW.parent_document_id IS NULL AND OLD.status <> 'pending_upload' THEN OLD.size_bytes ELSE 0 END);
 END;
 DROP TRIGGER documents_garbage_delete;
 CREATE TRIGGER documents_garbage_delete AFTER DELETE ON documents
 WHEN OLD.status <> 'deleted' BEGIN
   INSERT INTO ingest_garbage (kind, knowledge_base_id, ref, tenant_id, bytes)
   VALUES ('object', OLD.knowledge_base_id, OLD.s3_key, OLD.tenant_id,
-    CASE WHEN OLD.parent_document_id IS NULL THEN OLD.size_bytes ELSE 0 END);
+    CASE WHEN OLD.parent_document_id IS NULL AND OLD.status <> 'pending_upload' THEN OLD.size_bytes ELSE 0 END);
 END;
 
 -- Work a deletion leaves beyond single files and vectors, recorded by trigger in the deleting statement itself:

@@ -107,9 +107,9 @@ const LAPSED_PER_PASS = 100;
 /**
  * The documents whose lease lapsed (src/services/recovery): a queued one whose message was lost is sent again;
  * a processing one whose worker died is queued again, or failed once out of attempts. Each move is conditional on
- * the lease still being lapsed, so concurrent passes never re-send twice. Returns when to look again.
+ * the lease still being lapsed, so concurrent passes never re-send twice. Returns how many were handled.
  */
-export async function requeueStuckDocuments(env: Env, db: Database, now = Date.now()): Promise<number | null> {
+export async function requeueStuckDocuments(env: Env, db: Database, now = Date.now()): Promise<number> {
   const at = new Date(now).toISOString();
   const lapsed = documentLeaseLapsed(at);
   const stuck = await db.all<{ id: string; ingest_seq: number; attempts: number; status: "queued" | "processing" }>(sql`
@@ -135,7 +135,11 @@ export async function requeueStuckDocuments(env: Env, db: Database, now = Date.n
       WHERE ${same}`);
     if (moved.meta.changes) await sendProcessMessage(env, { id: d.id, ingestSeq: d.ingest_seq });
   }
-  if (stuck.length === LAPSED_PER_PASS) return now + 100;
+  return stuck.length;
+}
+
+/** When the supervisor should look at documents again: just after the earliest lease of one in flight lapses. */
+async function nextDocumentCheck(db: Database): Promise<number | null> {
   const next = await db.get<{ at: string | null }>(sql`
     SELECT MIN(COALESCE(lease_expires_at, strftime('%Y-%m-%dT%H:%M:%fZ', updated_at, '+30 seconds'))) AS at
     FROM documents WHERE status IN ('queued', 'processing')`);
@@ -160,7 +164,9 @@ export async function purgeDeletedDocuments(db: Database, now = Date.now()): Pro
   return res.meta.changes;
 }
 
-registerRecovery("documents: leases", 30, ({ env, db, now }) => requeueStuckDocuments(env, db, now));
+registerRecovery("documents: leases", 30, async ({ env, db, now }) =>
+  (await requeueStuckDocuments(env, db, now)) === LAPSED_PER_PASS ? now + 100 : nextDocumentCheck(db),
+);
 registerHousekeeping("documents: requeue stuck", (db, env, at) => requeueStuckDocuments(env, db, at.getTime()).then(() => undefined));
 registerHousekeeping("documents: expire pending uploads", (db, _env, at) => expirePendingUploads(db, at.getTime()).then(() => undefined));
 registerHousekeeping("documents: purge stale chunks and garbage", async (db, env, at) => {

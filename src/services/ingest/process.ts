@@ -54,17 +54,19 @@ export function retryDelaySeconds(env: Env, attempts: number, e: unknown): numbe
  * another attempt holds the document's lease. Attempts of the same seq write
  * the same deterministic chunk ids, so nothing is ever duplicated.
  */
-export async function processMessage(env: Env, db: Database, msg: ProcessMessage): Promise<ProcessOutcome> {
+export async function processMessage(env: Env, db: Database, msg: ProcessMessage, opts: { redelivered?: boolean } = {}): Promise<ProcessOutcome> {
   const doc = await getDocument(db, msg.document_id);
   if (!doc) return { kind: "skipped", reason: "document not found" };
   if (doc.ingestSeq !== msg.seq) return { kind: "skipped", reason: `stale message (seq ${msg.seq}, document at ${doc.ingestSeq})` };
   if (doc.status !== "queued" && doc.status !== "processing") return { kind: "skipped", reason: `document is ${doc.status}` };
 
   const now = nowIso();
+  // A redelivery means this message's earlier delivery is over (its worker died): its lease is void.
+  const takeOver = opts.redelivered === true;
   if (doc.status === "processing") {
     // Another delivery holds the lease and is working: this duplicate leaves it alone (if that worker dies,
     // the supervisor re-queues the document when the lease lapses).
-    if (!documentLeaseHasLapsed(doc, Date.parse(now))) return { kind: "skipped", reason: "another attempt holds the document's lease" };
+    if (!takeOver && !documentLeaseHasLapsed(doc, Date.parse(now))) return { kind: "skipped", reason: "another attempt holds the document's lease" };
     if (doc.attempts >= MAX_ATTEMPTS) {
       // The last attempts never reported back: the Worker running them was stopped (CPU or memory limit),
       // which a further try will not change.
@@ -82,7 +84,9 @@ export async function processMessage(env: Env, db: Database, msg: ProcessMessage
       and(
         eq(documents.id, doc.id),
         eq(documents.ingestSeq, msg.seq),
-        sql`(${documents.status} = 'queued' OR (${documents.status} = 'processing' AND ${documentLeaseLapsed(now)}))`,
+        takeOver
+          ? sql`${documents.status} IN ('queued', 'processing')`
+          : sql`(${documents.status} = 'queued' OR (${documents.status} = 'processing' AND ${documentLeaseLapsed(now)}))`,
       ),
     )
     .returning()
@@ -136,7 +140,7 @@ async function afterFailedAttempt(env: Env, db: Database, claimed: DocumentRow, 
 export async function markFailed(db: Database, doc: DocumentRow, error: string): Promise<void> {
   await db
     .update(documents)
-    .set({ status: "failed", error, updatedAt: nowIso() })
+    .set({ status: "failed", error, updatedAt: nowIso(), leaseExpiresAt: null })
     .where(and(eq(documents.id, doc.id), eq(documents.ingestSeq, doc.ingestSeq), sql`${documents.status} IN ('queued', 'processing')`));
   // This attempt's partial chunks are never searchable; remove them now.
   await db.run(sql`
@@ -186,7 +190,7 @@ async function runPipeline(env: Env, db: Database, doc: DocumentRow): Promise<Pr
   // The swap: one statement makes the new generation the one search reads.
   const now = nowIso();
   const flipped = await db.run(sql`
-    UPDATE documents SET status = 'processed', index_generation = ${generation}, chunk_count = ${chunks.length},
+    UPDATE documents SET status = 'processed', index_generation = ${generation}, chunk_count = ${chunks.length}, lease_expires_at = NULL,
       page_count = ${parsed.pageCount ?? null}, error = NULL, processed_at = ${now}, updated_at = ${now}
     WHERE id = ${doc.id} AND ingest_seq = ${generation} AND status = 'processing'`);
   if (!flipped.meta.changes) return afterLostSwap(env, db, kb.id, doc.id, generation, written);
