@@ -10,7 +10,7 @@
  *
  * The state is audited straight from the local D1 file (node:sqlite, read-only) and through the API.
  *
- *   BENCH_CRASH_DOCS=20     documents uploaded around the kill (~300 KB of Markdown each)
+ *   BENCH_CRASH_DOCS=20     documents uploaded around the kill (~150 KB of Markdown each)
  *   BENCH_CRASH_STREAMS=5   chat streams in flight at the kill
  *   BENCH_CRASH_RUNS=3      agent runs (streamed) in flight at the kill
  *   BENCH_CRASH_ROUND2=1    0 skips round 2 (about two and a half minutes)
@@ -23,14 +23,14 @@ import { DatabaseSync } from "node:sqlite";
 import { api, scratchDir, setUpKnowledgeBase, sleep, startServer, uploadAndWait, waitForServer } from "./lib.ts";
 
 const DOCS = Number(process.env.BENCH_CRASH_DOCS ?? 20);
-const DOC_KB = 300;
+const DOC_KB = 150;
 const STREAMS = Number(process.env.BENCH_CRASH_STREAMS ?? 5);
 const RUNS = Number(process.env.BENCH_CRASH_RUNS ?? 3);
 const ROUND2 = process.env.BENCH_CRASH_ROUND2 !== "0";
 const PORT = Number(process.env.BENCH_PORT ?? 8795);
 const base = `http://127.0.0.1:${PORT}`;
-// Answers stream a word every 60 ms, so a kill lands mid-answer.
-const VARS = { LOCAL_MODEL_TOKEN_DELAY_MS: "60" };
+// Answers stream a word every 100 ms, so a kill lands mid-answer.
+const VARS = { LOCAL_MODEL_TOKEN_DELAY_MS: "100" };
 const RECOVERY_LIMIT_MS = 120_000;
 
 const stateDir = scratchDir("kb-crash-");
@@ -202,21 +202,19 @@ async function round1(auth: Auth, kb: { id: string; tenant_id: string }, tenantI
     if (streaming && writing) break;
     await sleep(100);
   }
-  // Ingestion: documents uploaded now; the kill comes while the later ones are queued or being processed.
+  // Ingestion: documents uploaded all at once, so the queue has a backlog when the kill comes.
   const docIds: string[] = [];
-  const uploads = (async () => {
-    for (let i = 0; i < DOCS; i++) {
+  const uploads = Promise.all(
+    Array.from({ length: DOCS }, async (_, i) => {
       const bytes = new TextEncoder().encode(markdown(i, DOC_KB));
       const p = await presign(auth, kb, `notes-${i}.md`, bytes);
       const put = await fetch(p.upload_url, { method: "PUT", headers: p.headers, body: bytes }).catch(() => null);
       if (put?.ok) docIds.push(p.document_id);
-      else break;
-    }
-  })().catch(() => {}); // cut by the kill
-  while (docIds.length < Math.ceil(DOCS * 0.3)) await sleep(20);
+    }),
+  ).catch(() => {}); // cut by the kill
+  while (docIds.length < Math.ceil(DOCS * 0.6)) await sleep(20);
   // A knowledge base deleted a moment before the crash (its cleanup runs after the response).
   await api(base, `/knowledge-bases/${doomed.id}`, { ...auth, method: "DELETE" });
-  while (docIds.length < Math.ceil(DOCS * 0.6)) await sleep(20);
 
   const flight = {
     docs: one(`SELECT COUNT(*) FROM documents WHERE id IN ${inList(docIds)} AND status IN ('queued', 'processing')`),
