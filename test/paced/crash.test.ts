@@ -244,3 +244,40 @@ describe("an agent run cut by a crash", () => {
     expect(run).toMatchObject({ status: "failed", error: { code: "interrupted" } });
   });
 });
+
+describe("leases of live work", () => {
+  it("a streaming turn renews its lease as it checkpoints; the finished turn holds none", async () => {
+    const { kb, auth } = await kbWithDocument();
+    const { chat } = await newChat(auth, kb);
+    const res = await streamMessage(chat.id, QUESTION, auth);
+    await readPartials(res, 3);
+    const lease = async () =>
+      (await env.DB.prepare("SELECT turn_lease_expires_at AS at FROM chats WHERE id = ?").bind(chat.id).first<{ at: string | null }>())!.at;
+    const first = await lease();
+    expect(Date.parse(first!)).toBeGreaterThan(Date.now());
+    await new Promise((r) => setTimeout(r, 700));
+    expect(Date.parse((await lease())!)).toBeGreaterThan(Date.parse(first!));
+    expectStatus(await call(`/chats/${chat.id}/stop`, { ...auth, method: "POST" }), 200);
+    expect(await lease()).toBeNull();
+  });
+
+  it("a heartbeat beats until it is stopped, never overlapping itself", async () => {
+    const { heartbeat } = await import("../../src/services/recovery/leases");
+    let beats = 0;
+    let running = 0;
+    let overlapped = false;
+    const stop = heartbeat("test", 20, async () => {
+      if (running++) overlapped = true;
+      beats++;
+      await new Promise((r) => setTimeout(r, 50));
+      running--;
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    stop();
+    const after = beats;
+    expect(after).toBeGreaterThanOrEqual(3);
+    expect(overlapped).toBe(false);
+    await new Promise((r) => setTimeout(r, 150));
+    expect(beats).toBe(after);
+  });
+});

@@ -77,20 +77,7 @@ export async function processMessage(env: Env, db: Database, msg: ProcessMessage
       return { kind: "failed", error };
     }
   }
-  const claimed = await db
-    .update(documents)
-    .set({ status: "processing", attempts: sql`${documents.attempts} + 1`, updatedAt: now, leaseExpiresAt: leaseUntil(Date.parse(now)) })
-    .where(
-      and(
-        eq(documents.id, doc.id),
-        eq(documents.ingestSeq, msg.seq),
-        takeOver
-          ? sql`${documents.status} IN ('queued', 'processing')`
-          : sql`(${documents.status} = 'queued' OR (${documents.status} = 'processing' AND ${documentLeaseLapsed(now)}))`,
-      ),
-    )
-    .returning()
-    .get();
+  const claimed = await claim(db, msg, now, takeOver);
   if (!claimed) return { kind: "skipped", reason: "document changed before processing started" };
 
   // The lease is renewed while the pipeline runs; a worker that dies stops renewing it.
@@ -106,6 +93,24 @@ export async function processMessage(env: Env, db: Database, msg: ProcessMessage
   } finally {
     stopBeating();
   }
+}
+
+/** queued (or processing whose lease lapsed, or taken over) -> processing, with a new attempt and a fresh lease. */
+async function claim(db: Database, msg: ProcessMessage, now: string, takeOver: boolean): Promise<DocumentRow | undefined> {
+  return db
+    .update(documents)
+    .set({ status: "processing", attempts: sql`${documents.attempts} + 1`, updatedAt: now, leaseExpiresAt: leaseUntil(Date.parse(now)) })
+    .where(
+      and(
+        eq(documents.id, msg.document_id),
+        eq(documents.ingestSeq, msg.seq),
+        takeOver
+          ? sql`${documents.status} IN ('queued', 'processing')`
+          : sql`(${documents.status} = 'queued' OR (${documents.status} = 'processing' AND ${documentLeaseLapsed(now)}))`,
+      ),
+    )
+    .returning()
+    .get();
 }
 
 /** A failed attempt: the document fails (permanent error, or out of attempts) or is queued for a retry. */
