@@ -8,7 +8,7 @@ const root = path.join(import.meta.dirname, "..");
 
 /** The workerd suite's projects, by test folder (every folder of test/ with Worker tests is in exactly one). */
 export const WORKER_GROUPS: Record<string, string[]> = {
-  "workers-core": ["foundation", "organizations", "lib", "billing", "skills", "artifacts", "retrieval"],
+  "workers-core": ["foundation", "organizations", "lib", "billing", "skills", "artifacts", "retrieval", "console"],
   "workers-answers": ["documents", "chats", "tools", "embed", "memory"],
   "workers-tools": ["mcp", "connectors", "agents", "a2a", "tables"],
 };
