@@ -1,0 +1,184 @@
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { chromium } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { findChromium, freePort } from "./browser-helpers.ts";
+import { DESKTOP, dropFiles, PHONE, seriousViolations, shoot, SHOTS } from "./console-helpers.ts";
+import { startDevServer, type DevServer } from "../bench/lib.ts";
+
+/**
+ * The web console in a real browser against `wrangler dev`, as a new user would use it: sign up → create an
+ * organization → a knowledge base → drop two files and watch them reach `processed` → ask in the playground
+ * (streamed) and open a citation → invite a member → create an API key (and use it). Every main page is
+ * checked with axe-core (no serious or critical violations) and photographed at 1280×800 and 390×844 into
+ * test/.tmp/console/.
+ */
+const chromiumPath = findChromium();
+if (!chromiumPath) console.warn("console browser test skipped: no Chromium (install Debian's `chromium` or set CHROMIUM_PATH)");
+
+const REFUNDS =
+  "# Refunds\n\nCustomers can request a refund within 30 days of purchase. Refunds are paid to the original payment method within 5 business days.\n";
+const SHIPPING =
+  "# Shipping\n\nOrders ship within 2 business days from our warehouse in Leeds. Express shipping costs 15 euros and arrives the next day.\n";
+
+describe.skipIf(!chromiumPath)("the console", () => {
+  let server: DevServer;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  const pages: Record<string, string> = {};
+  const email = `owner-${Date.now()}@example.com`;
+
+  beforeAll(async () => {
+    server = await startDevServer({ port: await freePort(), vars: { LOCAL_MODEL_TOKEN_DELAY_MS: "15" } });
+    browser = await chromium.launch({ executablePath: chromiumPath!, headless: true });
+    context = await browser.newContext({ viewport: DESKTOP });
+    page = await context.newPage();
+    page.on("dialog", (d) => void d.accept());
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+    console.log(`console screenshots in ${SHOTS}`);
+  });
+
+  async function check(name: string) {
+    pages[name] = new URL(page.url()).pathname + new URL(page.url()).search;
+    expect(await seriousViolations(page), `axe on ${name}`).toEqual([]);
+    await shoot(page, name);
+  }
+
+  it("sends a browser from / to the console, which asks it to sign in", async () => {
+    await page.goto(`${server.base}/`);
+    await page.waitForURL(/\/console\/sign-in$/);
+    await expect(page.getByRole("heading", { name: "Sign in" }).isVisible()).resolves.toBe(true);
+    // A wrong password is refused in words.
+    await page.getByLabel("Email").fill("nobody@example.com");
+    await page.getByLabel("Password").fill("wrong-password-123");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("alert").waitFor();
+    expect(await page.getByRole("alert").textContent()).toMatch(/\w+ \w+/);
+    await check("sign-in");
+  });
+
+  it("signs up and creates an organization", async () => {
+    await page.getByRole("link", { name: "Create an account" }).click();
+    await page.getByLabel("Name").fill("Ada Owner");
+    await page.getByLabel("Email").fill(email);
+    await page.getByLabel("Password").fill("correct-horse-battery");
+    await page.getByRole("button", { name: "Create account" }).click();
+    await page.waitForURL(/\/console\/organizations\/new$/);
+    await page.getByLabel("Name").fill("Acme Support");
+    await page.getByRole("button", { name: "Create organization" }).click();
+    await page.waitForURL(/\/console\/o\/[^/]+\/knowledge-bases$/);
+    await page.getByText("No knowledge bases in this tenant yet.").waitFor();
+    await check("knowledge-bases");
+  });
+
+  it("creates a knowledge base, uploads two files by drag and drop and shows them processed", async () => {
+    await page.getByLabel("Knowledge base name").fill("Handbook");
+    await page.getByRole("button", { name: "Create knowledge base" }).click();
+    await page.waitForURL(/\/kb\/[^/]+$/);
+    await page.getByText("No documents yet.").waitFor();
+    await dropFiles(page, "[data-testid=dropzone]", [
+      { name: "refunds.md", type: "text/markdown", text: REFUNDS },
+      { name: "shipping.md", type: "text/markdown", text: SHIPPING },
+    ]);
+    for (const name of ["refunds.md", "shipping.md"]) {
+      await page.locator(`[data-upload="${name}"] [data-stage="processed"]`).waitFor({ timeout: 60_000 });
+      await page.locator(`tr[data-document="${name}"] [data-stage="processed"]`).waitFor();
+    }
+    // A file type the API does not accept: the refusal is shown in its words, next to the file.
+    await dropFiles(page, "[data-testid=dropzone]", [{ name: "tool.exe", type: "application/x-msdownload", text: "MZ" }]);
+    const refusal = page.locator('[data-upload="tool.exe"] [role=alert]');
+    await refusal.waitFor();
+    expect(await refusal.textContent()).toMatch(/tool\.exe|not (an )?accepted|unsupported/i);
+    await check("documents");
+  });
+
+  it("answers in the playground, streamed, with a citation that opens its passage", async () => {
+    await page.getByRole("navigation", { name: "Knowledge base" }).getByRole("link", { name: "Playground" }).click();
+    await page.getByText("Ask a question about this knowledge base.").waitFor();
+    await check("playground-empty");
+    // Count how often the answer's text changes while it streams.
+    await page.evaluate(() => {
+      const w = window as unknown as { renders: number };
+      w.renders = 0;
+      new MutationObserver(() => (w.renders += 1)).observe(document.querySelector(".turns")!, { childList: true, subtree: true, characterData: true });
+    });
+    await page.getByLabel("Question").fill("How many days do customers have to request a refund?");
+    await page.getByRole("button", { name: "Ask" }).click();
+    await page.getByRole("button", { name: "Stop" }).waitFor();
+    await page.locator('.turn-assistant[data-status="complete"]').waitFor({ timeout: 60_000 });
+    const answer = await page.locator(".turn-assistant .answer-text").textContent();
+    expect(answer).toMatch(/30 days/);
+    expect(await page.evaluate(() => (window as unknown as { renders: number }).renders)).toBeGreaterThan(3);
+    await page.locator(".turn-assistant .cite").first().click();
+    const passage = page.getByTestId("passage");
+    await passage.waitFor();
+    expect(await passage.textContent()).toMatch(/refund/i);
+    await check("playground-citation");
+    await page.getByRole("button", { name: "Close" }).click();
+    // The chat is listed and can be shared.
+    expect(await page.getByRole("complementary", { name: "Chats" }).getByRole("link").count()).toBe(1);
+  });
+
+  it("invites a member with a role", async () => {
+    await page.getByRole("navigation", { name: "Console" }).getByRole("link", { name: "Members" }).click();
+    await page.getByLabel("Email").fill("dev@example.com");
+    await page.getByLabel("Role", { exact: true }).selectOption("developer");
+    await page.getByRole("button", { name: "Send invitation" }).click();
+    await page.getByRole("cell", { name: "dev@example.com" }).waitFor();
+    expect(await page.getByRole("row", { name: /dev@example\.com/ }).textContent()).toContain("Developer");
+    await check("members");
+  });
+
+  it("creates an API key, shows its secret once, and the key works", async () => {
+    await page.getByRole("navigation", { name: "Console" }).getByRole("link", { name: "API keys" }).click();
+    await page.getByText("No keys in this environment yet.").waitFor();
+    await page.getByLabel("Key name").fill("shop backend");
+    await page.getByRole("button", { name: "Create key" }).click();
+    const secret = page.getByTestId("new-key");
+    await secret.waitFor();
+    const key = (await secret.textContent()) ?? "";
+    expect(key).toMatch(/^kbk_/);
+    await check("api-key-created");
+    await page.getByRole("button", { name: "I have stored it" }).click();
+    await page.getByRole("cell", { name: "shop backend" }).waitFor();
+    // Shown once: the list has only its prefix.
+    expect(await page.content()).not.toContain(key);
+    const me = await fetch(`${server.base}/api/v1/me`, { headers: { Authorization: `Bearer ${key}` } });
+    expect(me.status).toBe(200);
+    expect(((await me.json()) as { type: string }).type).toBe("api_key");
+  });
+
+  it("has the other main pages accessible, and everything fits a phone", async () => {
+    const org = /\/o\/([^/]+)\//.exec(pages["members"])![1];
+    for (const name of ["tenants", "environments", "settings"]) {
+      await page.goto(`${server.base}/console/o/${org}/${name}`);
+      await page.getByRole("heading", { level: 1 }).waitFor();
+      await page.waitForLoadState("networkidle");
+      await check(name);
+    }
+    await page.setViewportSize(PHONE);
+    for (const [name, path] of Object.entries(pages)) {
+      await page.goto(`${server.base}${path}`);
+      await page.getByRole("heading", { level: 1 }).waitFor();
+      await page.waitForLoadState("networkidle");
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      if (overflow > 1) {
+        // Name the elements that stick out, to make a failure easy to fix.
+        const wide = await page.evaluate(() =>
+          [...document.querySelectorAll("body *")]
+            .filter((e) => e.getBoundingClientRect().right > window.innerWidth + 1)
+            .slice(0, 8)
+            .map((e) => `${e.tagName}.${e.className} ${Math.round(e.getBoundingClientRect().right)}`),
+        );
+        console.log(`${name} sticks out:`, wide);
+      }
+      expect(overflow, `${name} is wider than the phone`).toBeLessThanOrEqual(1);
+      expect(await seriousViolations(page), `axe on ${name} (phone)`).toEqual([]);
+      await shoot(page, name);
+    }
+  });
+});
