@@ -1,4 +1,5 @@
-import { readdirSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
@@ -67,8 +68,20 @@ function dropLateMessages(plugin: ReturnType<typeof cloudflareTest>): ReturnType
   } as ReturnType<typeof cloudflareTest>;
 }
 
+/**
+ * The Worker's static assets (the console and the Swagger files, dist/assets) are built by `npm test`'s
+ * pretest; a run of single files with `npx vitest` builds them here when they are missing, since the pool
+ * would otherwise start and answer 404 for every asset.
+ */
+function ensureAssets() {
+  if (existsSync(path.join(root, "dist/assets/console/index.html")) && existsSync(path.join(root, "dist/assets/swagger"))) return;
+  const r = spawnSync("npm", ["run", "build:assets"], { cwd: root, stdio: "inherit" });
+  if (r.status !== 0) throw new Error("npm run build:assets failed");
+}
+
 export default defineConfig(async () => {
   assertGroupsCoverTests();
+  ensureAssets();
   const migrations = await readD1Migrations(path.join(root, "migrations"));
   // Local protocol servers (see test/servers); their URLs reach the Worker as TEST_SERVERS.
   const servers = await startTestServers();

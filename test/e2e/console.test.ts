@@ -1,9 +1,12 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findChromium, freePort } from "./browser-helpers.ts";
 import { DESKTOP, dropFiles, PHONE, seriousViolations, shoot, SHOTS } from "./console-helpers.ts";
-import { startDevServer, type DevServer } from "../bench/lib.ts";
+import { root, startDevServer, type DevServer } from "../bench/lib.ts";
+import { generateSchema } from "../../scripts/openapi-types.ts";
 
 /**
  * The web console in a real browser against `wrangler dev`, as a new user would use it: sign up → create an
@@ -93,7 +96,15 @@ describe.skipIf(!chromiumPath)("the console", () => {
     const refusal = page.locator('[data-upload="tool.exe"] [role=alert]');
     await refusal.waitFor();
     expect(await refusal.textContent()).toMatch(/tool\.exe|not (an )?accepted|unsupported/i);
+    // A file that cannot be read fails processing, and the reason is shown in words on its row.
+    await dropFiles(page, "[data-testid=dropzone]", [{ name: "broken.pdf", type: "application/pdf", text: "this is not a PDF" }]);
+    await page.locator('tr[data-document="broken.pdf"] [data-stage="failed"]').waitFor({ timeout: 60_000 });
+    expect(await page.locator('tr[data-document="broken.pdf"] .note-error').textContent()).toMatch(/^Failed: \w+/);
     await check("documents");
+    // Reprocess: the document goes through the stages again and ends processed.
+    await page.locator('tr[data-document="refunds.md"]').getByRole("button", { name: "Reprocess" }).click();
+    await page.locator('tr[data-document="refunds.md"] [data-stage="processed"]').waitFor({ state: "detached", timeout: 10_000 }).catch(() => {});
+    await page.locator('tr[data-document="refunds.md"] [data-stage="processed"]').waitFor({ timeout: 60_000 });
   });
 
   it("answers in the playground, streamed, with a citation that opens its passage", async () => {
@@ -119,8 +130,33 @@ describe.skipIf(!chromiumPath)("the console", () => {
     expect(await passage.textContent()).toMatch(/refund/i);
     await check("playground-citation");
     await page.getByRole("button", { name: "Close" }).click();
-    // The chat is listed and can be shared.
-    expect(await page.getByRole("complementary", { name: "Chats" }).getByRole("link").count()).toBe(1);
+    const chats = page.getByRole("complementary", { name: "Chats" }).getByRole("link");
+    expect(await chats.count()).toBe(1);
+
+    // Follow-up questions are offered; one click asks it in the same chat.
+    const followUps = page.locator(".follow-ups button");
+    await followUps.first().waitFor({ timeout: 30_000 });
+    await followUps.first().click();
+    await page.locator('.turn-assistant[data-status="complete"]').nth(1).waitFor({ timeout: 60_000 });
+    expect(await chats.count()).toBe(1);
+
+    // Shared with anyone who has the link: the link opens without signing in.
+    await page.getByLabel("Who can read this chat").selectOption("public");
+    const link = page.getByRole("link", { name: "Shared link" });
+    await link.waitFor();
+    const shared = await fetch((await link.getAttribute("href"))!);
+    expect(shared.status).toBe(200);
+
+    // Forked into a new private chat seeded with this one's messages.
+    await page.getByRole("button", { name: "Fork into a new chat" }).click();
+    await page.waitForFunction(() => document.querySelectorAll('[aria-label="Chats"] a').length === 2);
+    await page.locator(".turn-user").first().waitFor();
+  });
+
+  it("has API types generated from the document this server serves, byte for byte", async () => {
+    const doc = (await (await fetch(`${server.base}/openapi.json`)).json()) as Record<string, unknown>;
+    const committed = readFileSync(path.join(root, "src/console/api/schema.d.ts"), "utf8");
+    expect(await generateSchema(doc), "stale: run `npm run console:api`").toBe(committed);
   });
 
   it("invites a member with a role", async () => {

@@ -62,9 +62,11 @@ export default function Playground({ orgId, kbId }: { orgId: string; kbId: strin
   useEffect(() => {
     // A chat opened from the list (not the one being streamed into) shows its saved messages.
     if (streamingFor.current && streamingFor.current === chatId) return;
-    setFollowUps([]);
     setTurns(chatId && history.data ? history.data.messages.map(turnFromMessage) : []);
   }, [chatId, history.data]);
+  useEffect(() => {
+    if (streamingFor.current !== chatId) setFollowUps([]);
+  }, [chatId]);
 
   const open = (id: string | null) => navigate(`/o/${orgId}/kb/${kbId}/playground${id ? `?chat=${id}` : ""}`);
   const update = (f: (t: Turn) => Turn) => setTurns((cur) => [...cur.slice(0, -1), f(cur[cur.length - 1])]);
@@ -94,8 +96,13 @@ export default function Playground({ orgId, kbId }: { orgId: string; kbId: strin
     abort.current = new AbortController();
     try {
       await streamAnswer(id, { content: question, model, agent_mode: mode }, abort.current.signal, update);
-      const f = await unwrap(api.POST("/api/v1/chats/follow-up-questions", { body: { knowledge_base_id: kbId, chat_id: id } })).catch(() => null);
-      setFollowUps(f?.questions ?? []);
+      try {
+        const f = await unwrap(api.POST("/api/v1/chats/follow-up-questions", { body: { knowledge_base_id: kbId, chat_id: id } }));
+        setFollowUps(f.questions);
+      } catch (e) {
+        // The answer stands; say why there are no suggestions.
+        setError(new Error(`No follow-up questions: ${(e as Error).message}`));
+      }
     } catch (e) {
       if ((e as Error).name !== "AbortError") update((t) => ({ ...t, status: "error", error: (e as Error).message }));
       else update((t) => ({ ...t, status: t.status === "streaming" ? "partial" : t.status }));
