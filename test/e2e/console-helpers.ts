@@ -18,6 +18,19 @@ export async function shoot(page: Page, name: string): Promise<string> {
   return file;
 }
 
+/**
+ * The README's pictures: with CONSOLE_DOCS_DIR set (`src/console/docs`), these pages are also photographed
+ * as the window shows them at 1280×800 (then `pngquant` makes them small).
+ */
+const README_SHOTS = new Set(["documents", "playground-citation"]);
+
+export async function readmeShot(page: Page, name: string) {
+  const dir = process.env.CONSOLE_DOCS_DIR;
+  if (!dir || !README_SHOTS.has(name) || page.viewportSize()?.width !== DESKTOP.width) return;
+  mkdirSync(path.resolve(root, dir), { recursive: true });
+  await page.screenshot({ path: path.resolve(root, dir, `${name}.png`) });
+}
+
 /** axe-core (WCAG 2 A/AA, 2.1 AA) on the page as it is: the serious and critical violations, in words. */
 export async function seriousViolations(page: Page): Promise<string[]> {
   const r = await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]).analyze();

@@ -4,7 +4,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findChromium, freePort } from "./browser-helpers.ts";
-import { DESKTOP, dropFiles, PHONE, seriousViolations, shoot, SHOTS } from "./console-helpers.ts";
+import { DESKTOP, dropFiles, PHONE, readmeShot, seriousViolations, shoot, SHOTS } from "./console-helpers.ts";
 import { root, startDevServer, type DevServer } from "../bench/lib.ts";
 import { generateSchema } from "../../scripts/openapi-types.ts";
 
@@ -49,6 +49,7 @@ describe.skipIf(!chromiumPath)("the console", () => {
     pages[name] = new URL(page.url()).pathname + new URL(page.url()).search;
     expect(await seriousViolations(page), `axe on ${name}`).toEqual([]);
     await shoot(page, name);
+    await readmeShot(page, name);
   }
 
   it("sends a browser from / to the console, which asks it to sign in", async () => {

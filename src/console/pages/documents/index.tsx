@@ -3,7 +3,7 @@ import { useRef, useState, type DragEvent } from "react";
 import { api, unwrap, type Schemas } from "../../api/client";
 import { Badge, Button, confirmed, Empty, ErrorNote, Loading, formatBytes, formatDate } from "../../ui/ui";
 import { KbHeader, useKnowledgeBase } from "../kb-header";
-import { Stages, stageOf } from "./stages";
+import { StageBadge, Stages, stageOf } from "./stages";
 import { eachLimited, uploadFile, type UploadItem } from "./upload";
 import { WebPages } from "./web";
 
@@ -56,7 +56,7 @@ function Uploader({ kb, docs, onUploaded }: { kb: { id: string; tenant_id: strin
             return (
               <li key={it.key} data-upload={it.name}>
                 <span className="upload-name">{it.name}</span> <span className="muted">{formatBytes(it.size)}</span>
-                <Stages name={it.name} stage={stage} sent={it.sent} />
+                <Stages name={it.name} stage={stage} sent={it.sent} uploaded={it.sent >= 1} />
                 {(it.error || doc?.error) && <p className="note note-error" role="alert">{it.error ?? doc?.error}</p>}
               </li>
             );
@@ -87,8 +87,8 @@ function DocumentRow({ doc, onChanged }: { doc: Doc; onChanged: () => void }) {
         {doc.parent_document_id && <> <Badge>text version</Badge></>}
         {doc.status === "failed" && doc.error && <p className="note note-error">Failed: {doc.error}</p>}
       </td>
-      <td><Stages name={doc.filename} stage={stage} /></td>
-      <td>{formatBytes(doc.size_bytes)}</td>
+      <td><StageBadge name={doc.filename} stage={stage} /></td>
+      <td className="nowrap">{formatBytes(doc.size_bytes)}</td>
       <td>{doc.chunk_count}{doc.page_count ? ` · ${doc.page_count} pages` : ""}</td>
       <td>{formatDate(doc.updated_at)}</td>
       <td className="actions">
