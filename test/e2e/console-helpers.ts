@@ -41,11 +41,10 @@ export async function seriousViolations(page: Page): Promise<string[]> {
 
 /** Drops files on an element the way a browser does (a DataTransfer in a drop event). */
 export async function dropFiles(page: Page, selector: string, files: { name: string; type: string; text: string }[]) {
-  const dt = await page.evaluateHandle((list) => {
-    const t = new DataTransfer();
-    for (const f of list) t.items.add(new File([f.text], f.name, { type: f.type }));
-    return t;
-  }, files);
+  // Run inside the page (a string, so this Node test needs no DOM types).
+  const dt = await page.evaluateHandle(
+    `(() => { const t = new DataTransfer(); for (const f of ${JSON.stringify(files)}) t.items.add(new File([f.text], f.name, { type: f.type })); return t; })()`,
+  );
   await page.dispatchEvent(selector, "dragover", { dataTransfer: dt });
   await page.dispatchEvent(selector, "drop", { dataTransfer: dt });
 }

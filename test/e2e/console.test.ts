@@ -113,18 +113,14 @@ describe.skipIf(!chromiumPath)("the console", () => {
     await page.getByText("Ask a question about this knowledge base.").waitFor();
     await check("playground-empty");
     // Count how often the answer's text changes while it streams.
-    await page.evaluate(() => {
-      const w = window as unknown as { renders: number };
-      w.renders = 0;
-      new MutationObserver(() => (w.renders += 1)).observe(document.querySelector(".turns")!, { childList: true, subtree: true, characterData: true });
-    });
+    await page.evaluate(`window.renders = 0; new MutationObserver(() => (window.renders += 1)).observe(document.querySelector(".turns"), { childList: true, subtree: true, characterData: true })`);
     await page.getByLabel("Question").fill("How many days do customers have to request a refund?");
     await page.getByRole("button", { name: "Ask" }).click();
     await page.getByRole("button", { name: "Stop" }).waitFor();
     await page.locator('.turn-assistant[data-status="complete"]').waitFor({ timeout: 60_000 });
     const answer = await page.locator(".turn-assistant .answer-text").textContent();
     expect(answer).toMatch(/30 days/);
-    expect(await page.evaluate(() => (window as unknown as { renders: number }).renders)).toBeGreaterThan(3);
+    expect(await page.evaluate("window.renders")).toBeGreaterThan(3);
     await page.locator(".turn-assistant .cite").first().click();
     const passage = page.getByTestId("passage");
     await passage.waitFor();
@@ -150,7 +146,7 @@ describe.skipIf(!chromiumPath)("the console", () => {
 
     // Forked into a new private chat seeded with this one's messages.
     await page.getByRole("button", { name: "Fork into a new chat" }).click();
-    await page.waitForFunction(() => document.querySelectorAll('[aria-label="Chats"] a').length === 2);
+    await chats.nth(1).waitFor();
     await page.locator(".turn-user").first().waitFor();
   });
 
@@ -202,14 +198,12 @@ describe.skipIf(!chromiumPath)("the console", () => {
       await page.goto(`${server.base}${path}`);
       await page.getByRole("heading", { level: 1 }).waitFor();
       await page.waitForLoadState("networkidle");
-      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      const overflow = (await page.evaluate("document.documentElement.scrollWidth - window.innerWidth")) as number;
       if (overflow > 1) {
         // Name the elements that stick out, to make a failure easy to fix.
-        const wide = await page.evaluate(() =>
-          [...document.querySelectorAll("body *")]
-            .filter((e) => e.getBoundingClientRect().right > window.innerWidth + 1)
-            .slice(0, 8)
-            .map((e) => `${e.tagName}.${e.className} ${Math.round(e.getBoundingClientRect().right)}`),
+        const wide = await page.evaluate(
+          "[...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > innerWidth + 1).slice(0, 8)" +
+            ".map((e) => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right))",
         );
         console.log(`${name} sticks out:`, wide);
       }
