@@ -20,7 +20,10 @@ describe("the console", () => {
       expect(html).toContain('<div id="root">');
       // Everything from this origin: no CDN, no network fonts.
       expect(html).not.toMatch(/https?:\/\/(?!localhost)/);
-      expect(res.headers.get("Content-Security-Policy")).toContain("script-src 'self'");
+      const csp = res.headers.get("Content-Security-Policy") ?? "";
+      expect(csp).toContain("script-src 'self'");
+      // Uploads go to the signed URLs on PUBLIC_BASE_URL (wrangler.toml: http://localhost:8787).
+      expect(csp).toMatch(/connect-src 'self' http:\/\/localhost:8787(;|$)/);
       expect(res.headers.get("Cache-Control")).toBe("no-cache");
     }
   });

@@ -1,4 +1,7 @@
-import type { Schemas } from "../../api/client";
+// Types only, from the generated schema (not the client), so that Worker-side tests can import this file.
+import type { components } from "../../api/schema";
+
+type Schemas = components["schemas"];
 
 export type Source = Schemas["Source"];
 export type Usage = Schemas["Usage"];
