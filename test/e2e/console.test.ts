@@ -148,6 +148,18 @@ describe.skipIf(!chromiumPath)("the console", () => {
     await page.getByRole("button", { name: "Fork into a new chat" }).click();
     await chats.nth(1).waitFor();
     await page.locator(".turn-user").first().waitFor();
+
+    // Deep mode in a new chat: its steps (thoughts, tool calls) are listed with the answer, and stay.
+    await page.getByRole("button", { name: "New chat", exact: true }).click();
+    await page.getByText("Ask a question about this knowledge base.").waitFor();
+    await page.getByLabel("Mode", { exact: true }).selectOption("deep");
+    await page.getByLabel("Question").fill("Where do orders ship from, and how fast?");
+    await page.getByRole("button", { name: "Ask" }).click();
+    await page.locator('.turn-assistant[data-status="complete"]').waitFor({ timeout: 60_000 });
+    await chats.nth(2).waitFor();
+    await page.locator(".steps summary").click();
+    expect(await page.locator(".steps").textContent()).toMatch(/Searching the knowledge base/);
+    expect(await page.locator(".turn-assistant .answer-text").textContent()).toMatch(/Leeds/);
   });
 
   it("has API types generated from the document this server serves, byte for byte", async () => {
@@ -164,6 +176,32 @@ describe.skipIf(!chromiumPath)("the console", () => {
     await page.getByRole("cell", { name: "dev@example.com" }).waitFor();
     expect(await page.getByRole("row", { name: /dev@example\.com/ }).textContent()).toContain("Developer");
     await check("members");
+  });
+
+  it("lets the invited person accept, and shows the API's refusal when their role may not do something", async () => {
+    const other = await browser.newContext({ viewport: DESKTOP });
+    try {
+      const p = await other.newPage();
+      await p.goto(`${server.base}/console/sign-up`);
+      await p.getByLabel("Email").fill("dev@example.com");
+      await p.getByLabel("Password").fill("another-good-password");
+      await p.getByRole("button", { name: "Create account" }).click();
+      await p.waitForURL(/\/organizations\/new$/);
+      await p.getByRole("link", { name: "Invitations" }).click();
+      await p.getByRole("button", { name: "Accept" }).click();
+      await p.waitForURL(/\/o\/[^/]+\/knowledge-bases$/);
+      expect(await p.getByLabel("Organization").inputValue()).toBe(/\/o\/([^/]+)\//.exec(pages["members"])![1]);
+      await p.getByRole("link", { name: "Handbook" }).waitFor();
+      // A developer may not invite: the API refuses, and the console says so in the API's words.
+      await p.getByRole("navigation", { name: "Console" }).getByRole("link", { name: "Members" }).click();
+      await p.getByLabel("Email").fill("someone@example.com");
+      await p.getByRole("button", { name: "Send invitation" }).click();
+      const refusal = p.getByRole("alert");
+      await refusal.waitFor();
+      expect(await refusal.textContent()).toMatch(/\w+ \w+ \w+/);
+    } finally {
+      await other.close();
+    }
   });
 
   it("creates an API key, shows its secret once, and the key works", async () => {

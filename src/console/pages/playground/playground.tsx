@@ -62,7 +62,16 @@ export default function Playground({ orgId, kbId }: { orgId: string; kbId: strin
   useEffect(() => {
     // A chat opened from the list (not the one being streamed into) shows its saved messages.
     if (streamingFor.current && streamingFor.current === chatId) return;
-    setTurns(chatId && history.data ? history.data.messages.map(turnFromMessage) : []);
+    // The thoughts streamed with an answer are not saved with it: keep the ones this page saw.
+    setTurns((seen) =>
+      chatId && history.data
+        ? history.data.messages.map((m) => {
+            const t = turnFromMessage(m);
+            const streamed = seen.find((x) => x.id === t.id);
+            return streamed && streamed.steps.length > t.steps.length ? { ...t, steps: streamed.steps } : t;
+          })
+        : [],
+    );
   }, [chatId, history.data]);
   useEffect(() => {
     if (streamingFor.current !== chatId) setFollowUps([]);
