@@ -171,3 +171,22 @@ export function formatDate(iso: string | null | undefined): string {
 export function confirmed(question: string): boolean {
   return window.confirm(question);
 }
+
+/** Pages of a list the API returns a page at a time (`total`, `limit`, `offset`). */
+export function Pager({ total, limit, offset, onChange, what }: { total: number; limit: number; offset: number; onChange: (offset: number) => void; what: string }) {
+  if (total <= limit && offset === 0) return null;
+  const last = Math.min(offset + limit, total);
+  return (
+    <nav className="pager row" aria-label={`Pages of ${what}`}>
+      <span className="muted">
+        {offset + 1}–{last} of {total} {what}
+      </span>
+      <Button onClick={() => onChange(Math.max(0, offset - limit))} disabled={offset === 0}>
+        Previous
+      </Button>
+      <Button onClick={() => onChange(offset + limit)} disabled={last >= total}>
+        Next
+      </Button>
+    </nav>
+  );
+}

@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useRef, useState, type DragEvent } from "react";
 import { api, unwrap, type Schemas } from "../../api/client";
-import { Badge, Button, confirmed, Empty, ErrorNote, Loading, formatBytes, formatDate } from "../../ui/ui";
+import { Badge, Button, confirmed, Empty, ErrorNote, Loading, Pager, formatBytes, formatDate } from "../../ui/ui";
 import { KbHeader, useKnowledgeBase } from "../kb-header";
 import { StageBadge, Stages, stageOf } from "./stages";
 import { eachLimited, uploadFile, type UploadItem } from "./upload";
@@ -9,6 +9,7 @@ import { WebPages } from "./web";
 
 type Doc = Schemas["Document"];
 const BUSY = new Set(["pending_upload", "queued", "processing"]);
+const PAGE = 100;
 
 function Uploader({ kb, docs, onUploaded }: { kb: { id: string; tenant_id: string }; docs: Doc[]; onUploaded: () => void }) {
   const [items, setItems] = useState<UploadItem[]>([]);
@@ -105,10 +106,11 @@ function DocumentRow({ doc, onChanged }: { doc: Doc; onChanged: () => void }) {
 export function Documents({ orgId, kbId }: { orgId: string; kbId: string }) {
   const qc = useQueryClient();
   const kb = useKnowledgeBase(kbId);
+  const [offset, setOffset] = useState(0);
   const key = ["documents", kbId];
   const docs = useQuery({
-    queryKey: key,
-    queryFn: () => unwrap(api.GET("/api/v1/documents", { params: { query: { kb_id: kbId, limit: 100 } } })),
+    queryKey: [...key, offset],
+    queryFn: () => unwrap(api.GET("/api/v1/documents", { params: { query: { kb_id: kbId, limit: PAGE, offset } } })),
     // Live while anything is on its way: the stages move without a reload.
     refetchInterval: (q) => (q.state.data?.documents.some((d) => BUSY.has(d.status)) ? 1000 : false),
   });
@@ -138,6 +140,7 @@ export function Documents({ orgId, kbId }: { orgId: string; kbId: string }) {
             </tbody>
           </table>
         )}
+        {docs.data && <Pager total={docs.data.total} limit={PAGE} offset={offset} onChange={setOffset} what="documents" />}
       </section>
     </>
   );
