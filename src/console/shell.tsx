@@ -1,5 +1,5 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query";
-import type { ReactNode } from "react";
+import { Component, useEffect, type ReactNode } from "react";
 import { api, unwrap } from "./api/client";
 import { Link, navigate, useLocation } from "./router";
 import { ROLE_LABELS, type Me } from "./session";
@@ -47,9 +47,32 @@ function OrgSwitcher({ me, orgId }: { me: Me; orgId?: string }) {
   );
 }
 
+/** A page that fails to render says so in words instead of leaving a blank screen. */
+class PageBoundary extends Component<{ path: string; children: ReactNode }, { error: Error | null; path: string }> {
+  state = { error: null as Error | null, path: this.props.path };
+  static getDerivedStateFromError(error: Error) {
+    return { error };
+  }
+  static getDerivedStateFromProps(props: { path: string }, state: { error: Error | null; path: string }) {
+    return props.path === state.path ? null : { error: null, path: props.path };
+  }
+  render() {
+    if (!this.state.error) return this.props.children;
+    return (
+      <div className="note note-error" role="alert">
+        This page could not be shown ({this.state.error.message}). Reload the page, or pick another page in the navigation.
+      </div>
+    );
+  }
+}
+
 export function Shell({ me, orgId, children }: { me: Me; orgId?: string; children: ReactNode }) {
   const { path } = useLocation();
   const qc = useQueryClient();
+  useEffect(() => {
+    // A new page: move focus to it, as a full page load would (screen readers announce the new content).
+    document.getElementById("main")?.focus({ preventScroll: true });
+  }, [path]);
   const signOut = useMutation({
     mutationFn: () => unwrap(api.POST("/api/v1/auth/logout")),
     onSettled: () => {
@@ -103,7 +126,7 @@ export function Shell({ me, orgId, children }: { me: Me; orgId?: string; childre
           </nav>
         )}
         <main id="main" tabIndex={-1}>
-          {children}
+          <PageBoundary path={path}>{children}</PageBoundary>
         </main>
       </div>
     </div>

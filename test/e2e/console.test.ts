@@ -10,10 +10,12 @@ import { generateSchema } from "../../scripts/openapi-types.ts";
 
 /**
  * The web console in a real browser against `wrangler dev`, as a new user would use it: sign up → create an
- * organization → a knowledge base → drop two files and watch them reach `processed` → ask in the playground
- * (streamed) and open a citation → invite a member → create an API key (and use it). Every main page is
- * checked with axe-core (no serious or critical violations) and photographed at 1280×800 and 390×844 into
- * test/.tmp/console/.
+ * organization → a knowledge base → drop two files and watch them reach `processed` (plus a refused type, a
+ * file that fails processing with its reason, a reprocess) → ask in the playground (streamed) and open a
+ * citation, a follow-up, a public share link, a fork, deep mode's steps, stop → invite a member (who accepts,
+ * and whose role is refused an owner's action in the API's words) → create an API key (and use it). Every
+ * main page is checked with axe-core (no serious or critical violations) and photographed at 1280×800 and
+ * 390×844 into test/.tmp/console/ (the answers are paced at 40 ms a token, so streaming and stop are seen).
  */
 const chromiumPath = findChromium();
 if (!chromiumPath) console.warn("console browser test skipped: no Chromium (install Debian's `chromium` or set CHROMIUM_PATH)");
@@ -32,7 +34,7 @@ describe.skipIf(!chromiumPath)("the console", () => {
   const email = `owner-${Date.now()}@example.com`;
 
   beforeAll(async () => {
-    server = await startDevServer({ port: await freePort(), vars: { LOCAL_MODEL_TOKEN_DELAY_MS: "15" } });
+    server = await startDevServer({ port: await freePort(), vars: { LOCAL_MODEL_TOKEN_DELAY_MS: "40" } });
     browser = await chromium.launch({ executablePath: chromiumPath!, headless: true });
     context = await browser.newContext({ viewport: DESKTOP });
     page = await context.newPage();
@@ -160,6 +162,16 @@ describe.skipIf(!chromiumPath)("the console", () => {
     await page.locator(".steps summary").click();
     expect(await page.locator(".steps").textContent()).toMatch(/Searching the knowledge base/);
     expect(await page.locator(".turn-assistant .answer-text").textContent()).toMatch(/Leeds/);
+
+    // Stop while the answer streams: the partial answer stays, marked as stopped.
+    await page.getByLabel("Question").fill("Tell me everything about refunds, payment methods, shipping, express delivery and the warehouse.");
+    await page.getByRole("button", { name: "Ask" }).click();
+    const last = page.locator(".turn-assistant").last();
+    await last.locator(".answer-text").waitFor();
+    await page.getByRole("button", { name: "Stop" }).click();
+    await page.locator('.turn-assistant[data-status="partial"]').waitFor({ timeout: 30_000 });
+    await last.getByText("Stopped: the answer so far is kept.").waitFor();
+    await page.getByRole("button", { name: "Ask" }).waitFor();
   });
 
   it("has API types generated from the document this server serves, byte for byte", async () => {
