@@ -100,7 +100,7 @@ export function ApiKeys({ orgId }: { orgId: string }) {
   return (
     <>
       <PageHeader title="API keys" />
-      <Select label="Environment" value={envId ?? ""} options={scope.envs.map((e) => ({ value: e.id, label: e.name }))} onChange={(e) => scope.setEnv(e.target.value)} />
+      <div className="scope-bar"><Select label="Environment" value={envId ?? ""} options={scope.envs.map((e) => ({ value: e.id, label: e.name }))} onChange={(e) => scope.setEnv(e.target.value)} /></div>
       {envId && (
         <CreateKey
           envId={envId}
@@ -129,7 +129,7 @@ export function ApiKeys({ orgId }: { orgId: string }) {
         </Empty>
       )}
       {!!keys.data?.api_keys.length && (
-        <table className="table">
+        <div className="table-wrap"><table className="table">
           <thead>
             <tr><th scope="col">Name</th><th scope="col">Prefix</th><th scope="col">Scopes</th><th scope="col">Last used</th><th scope="col">Expires</th><th scope="col"><span className="sr-only">Actions</span></th></tr>
           </thead>
@@ -147,7 +147,7 @@ export function ApiKeys({ orgId }: { orgId: string }) {
               </tr>
             ))}
           </tbody>
-        </table>
+        </table></div>
       )}
     </>
   );

@@ -55,7 +55,7 @@ export function Members({ orgId }: { orgId: string }) {
       {list.data && (
         <section>
           <h2>People</h2>
-          <table className="table">
+          <div className="table-wrap"><table className="table">
             <thead>
               <tr><th scope="col">Name</th><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Joined</th><th scope="col"><span className="sr-only">Actions</span></th></tr>
             </thead>
@@ -79,14 +79,14 @@ export function Members({ orgId }: { orgId: string }) {
                 </tr>
               ))}
             </tbody>
-          </table>
+          </table></div>
           <h2>Pending invitations</h2>
           {pending.length === 0 ? (
             <Empty title="No pending invitations.">
               <p>Invite a colleague by email above.</p>
             </Empty>
           ) : (
-            <table className="table">
+            <div className="table-wrap"><table className="table">
               <thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Expires</th><th scope="col"><span className="sr-only">Actions</span></th></tr></thead>
               <tbody>
                 {pending.map((i) => (
@@ -98,7 +98,7 @@ export function Members({ orgId }: { orgId: string }) {
                   </tr>
                 ))}
               </tbody>
-            </table>
+            </table></div>
           )}
         </section>
       )}

@@ -79,14 +79,14 @@ export function Tenants({ orgId }: { orgId: string }) {
     <>
       <PageHeader title="Tenants and credits" />
       <p>A tenant is one of your customers: its knowledge bases, documents and chats are kept apart, and it spends its own pool of credits.</p>
-      <Select label="Environment" value={scope.envId ?? ""} options={scope.envs.map((e) => ({ value: e.id, label: e.name }))} onChange={(e) => scope.setEnv(e.target.value)} />
+      <div className="scope-bar"><Select label="Environment" value={scope.envId ?? ""} options={scope.envs.map((e) => ({ value: e.id, label: e.name }))} onChange={(e) => scope.setEnv(e.target.value)} /></div>
       <form className="card inline-form" onSubmit={(e) => (e.preventDefault(), create.mutate())}>
         <Field label="New tenant" placeholder="Acme Ltd" required value={name} onChange={(e) => setName(e.target.value)} />
         <Button type="submit" variant="primary" busy={create.isPending} disabled={!scope.envId}>Create tenant</Button>
       </form>
       <ErrorNote error={create.error ?? scope.error ?? remove.error} />
       {scope.loading && <Loading />}
-      <table className="table">
+      <div className="table-wrap"><table className="table">
         <thead>
           <tr>
             <th scope="col">Tenant</th><th scope="col">Credits (available / pool)</th><th scope="col">Knowledge bases</th><th scope="col">Documents</th><th scope="col">Storage</th><th scope="col"><span className="sr-only">Actions</span></th>
@@ -108,7 +108,7 @@ export function Tenants({ orgId }: { orgId: string }) {
             </tr>
           ))}
         </tbody>
-      </table>
+      </table></div>
       <Dialog open={!!editing} title={editing ? `${editing.what === "credits" ? "Add credits to" : "Edit"} ${editing.tenant.name}` : ""} onClose={() => setEditing(null)}>
         {editing?.what === "quotas" && <Quotas tenant={editing.tenant} onDone={() => (setEditing(null), refresh())} />}
         {editing?.what === "credits" && <AddCredits tenant={editing.tenant} onDone={() => (setEditing(null), refresh())} />}

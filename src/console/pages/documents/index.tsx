@@ -131,14 +131,14 @@ export function Documents({ orgId, kbId }: { orgId: string; kbId: string }) {
           </Empty>
         )}
         {list.length > 0 && (
-          <table className="table">
+          <div className="table-wrap"><table className="table">
             <thead>
               <tr><th scope="col">Name</th><th scope="col">Stage</th><th scope="col">Size</th><th scope="col">Chunks</th><th scope="col">Updated</th><th scope="col"><span className="sr-only">Actions</span></th></tr>
             </thead>
             <tbody>
               {list.map((d) => <DocumentRow key={d.id} doc={d} onChanged={refresh} />)}
             </tbody>
-          </table>
+          </table></div>
         )}
         {docs.data && <Pager total={docs.data.total} limit={PAGE} offset={offset} onChange={setOffset} what="documents" />}
       </section>
