@@ -1,4 +1,6 @@
 import { readFileSync } from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import path from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { chromium } from "playwright-core";
@@ -25,8 +27,17 @@ const REFUNDS =
 const SHIPPING =
   "# Shipping\n\nOrders ship within 2 business days from our warehouse in Leeds. Express shipping costs 15 euros and arrives the next day.\n";
 
+const html = (title: string, body: string) => `<!doctype html><html><head><title>${title}</title></head><body><main><h1>${title}</h1>${body}</main></body></html>`;
+const SITE: Record<string, string> = {
+  "/": html("Help centre", '<p>Welcome to the help centre of Acme.</p><a href="/returns">Returns</a> <a href="/delivery">Delivery</a>'),
+  "/returns": html("Returns", "<p>Returned parcels are inspected within three working days of arriving at the Leeds warehouse.</p>"),
+  "/delivery": html("Delivery", "<p>Deliveries to the Channel Islands take four to six working days.</p>"),
+};
+
 describe.skipIf(!chromiumPath)("the console", () => {
   let server: DevServer;
+  let site: http.Server;
+  let siteBase: string;
   let browser: Browser;
   let context: BrowserContext;
   let page: Page;
@@ -34,7 +45,18 @@ describe.skipIf(!chromiumPath)("the console", () => {
   const email = `owner-${Date.now()}@example.com`;
 
   beforeAll(async () => {
-    server = await startDevServer({ port: await freePort(), vars: { LOCAL_MODEL_TOKEN_DELAY_MS: "40" } });
+    // A small web site for "Web pages" (the URL guard allows exactly its address).
+    site = http.createServer((req, res) => {
+      const page = SITE[req.url ?? "/"];
+      res.writeHead(page ? 200 : 404, { "Content-Type": "text/html; charset=utf-8" });
+      res.end(page ?? "not found");
+    });
+    await new Promise<void>((r) => site.listen(0, "127.0.0.1", r));
+    siteBase = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+    server = await startDevServer({
+      port: await freePort(),
+      vars: { LOCAL_MODEL_TOKEN_DELAY_MS: "40", ALLOW_PRIVATE_URLS: new URL(siteBase).host },
+    });
     browser = await chromium.launch({ executablePath: chromiumPath!, headless: true });
     context = await browser.newContext({ viewport: DESKTOP });
     page = await context.newPage();
@@ -44,6 +66,7 @@ describe.skipIf(!chromiumPath)("the console", () => {
   afterAll(async () => {
     await browser?.close();
     await server?.stop();
+    site?.close();
     console.log(`console screenshots in ${SHOTS}`);
   });
 
@@ -104,6 +127,17 @@ describe.skipIf(!chromiumPath)("the console", () => {
     await page.locator('tr[data-document="broken.pdf"] [data-stage="failed"]').waitFor({ timeout: 60_000 });
     expect(await page.locator('tr[data-document="broken.pdf"] .note-error').textContent()).toMatch(/^Failed: \w+/);
     await check("documents");
+    // A web site: its pages are discovered, chosen and added; each is processed like a file.
+    await page.getByLabel("Page or site address").fill(`${siteBase}/`);
+    await page.getByRole("button", { name: "Discover site" }).click();
+    const found = page.locator("fieldset", { hasText: "pages found" });
+    await found.waitFor();
+    expect(await found.locator("input[type=checkbox]").count()).toBeGreaterThanOrEqual(2);
+    await found.getByRole("button", { name: /^Add \d+ pages$/ }).click();
+    const pagesRows = page.locator(`tr:has(a[href^="${siteBase}"])`);
+    await pagesRows.nth(1).waitFor({ timeout: 30_000 });
+    const rows = await pagesRows.count();
+    await page.locator(`tr:has(a[href^="${siteBase}"]) [data-stage="processed"]`).nth(rows - 1).waitFor({ timeout: 60_000 });
     // Reprocess: the document goes through the stages again and ends processed.
     await page.locator('tr[data-document="refunds.md"]').getByRole("button", { name: "Reprocess" }).click();
     await page.locator('tr[data-document="refunds.md"] [data-stage="processed"]').waitFor({ state: "detached", timeout: 10_000 }).catch(() => {});
