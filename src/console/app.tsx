@@ -56,7 +56,7 @@ export function App() {
     const known = orgs.find((o) => o.id === params.org);
     return (
       <Shell me={me.data} orgId={params.org}>
-        {known ? <Suspense fallback={<Loading />}>{render(params)}</Suspense> : <ErrorNote error={new Error("You are not a member of this organization, or it no longer exists.")} />}
+        {known ? <Suspense key={path} fallback={<Loading />}>{render(params)}</Suspense> : <ErrorNote error={new Error("You are not a member of this organization, or it no longer exists.")} />}
       </Shell>
     );
   }

@@ -11,7 +11,7 @@ type Doc = Schemas["Document"];
 const BUSY = new Set(["pending_upload", "queued", "processing"]);
 const PAGE = 100;
 
-function Uploader({ kb, docs, onUploaded }: { kb: { id: string; tenant_id: string }; docs: Doc[]; onUploaded: () => void }) {
+function Uploader({ kb, onUploaded }: { kb: { id: string; tenant_id: string }; onUploaded: () => void }) {
   const [items, setItems] = useState<UploadItem[]>([]);
   const [over, setOver] = useState(false);
   const input = useRef<HTMLInputElement>(null);
@@ -24,7 +24,7 @@ function Uploader({ kb, docs, onUploaded }: { kb: { id: string; tenant_id: strin
       files.map((f, i) => [f, added[i].key] as const),
       3,
       async ([file, key]) => {
-        await uploadFile(kb, file, update(key));
+        await uploadFile(kb, file, update(key), onUploaded);
         onUploaded();
       },
     );
@@ -34,7 +34,6 @@ function Uploader({ kb, docs, onUploaded }: { kb: { id: string; tenant_id: strin
     setOver(false);
     start([...e.dataTransfer.files]);
   };
-  const byId = new Map(docs.map((d) => [d.id, d]));
   return (
     <section className="card" aria-labelledby="upload-title">
       <h2 id="upload-title">Upload files</h2>
@@ -52,13 +51,12 @@ function Uploader({ kb, docs, onUploaded }: { kb: { id: string; tenant_id: strin
       {items.length > 0 && (
         <ul className="uploads" aria-label="Uploads">
           {items.map((it) => {
-            const doc = it.documentId ? byId.get(it.documentId) : undefined;
-            const stage = it.error ? "failed" : it.sent < 1 ? "uploading" : stageOf(doc?.status === "pending_upload" ? "queued" : doc?.status);
+            const stage = it.error ? "failed" : it.sent < 1 ? "uploading" : stageOf(it.status);
             return (
               <li key={it.key} data-upload={it.name}>
                 <span className="upload-name">{it.name}</span> <span className="muted">{formatBytes(it.size)}</span>
                 <Stages name={it.name} stage={stage} sent={it.sent} uploaded={it.sent >= 1} />
-                {(it.error || doc?.error) && <p className="note note-error" role="alert">{it.error ?? doc?.error}</p>}
+                {it.error && <p className="note note-error" role="alert">{it.error}</p>}
               </li>
             );
           })}
@@ -119,7 +117,7 @@ export function Documents({ orgId, kbId }: { orgId: string; kbId: string }) {
   return (
     <>
       <KbHeader orgId={orgId} kbId={kbId} page="Documents" />
-      {kb.data && <Uploader kb={kb.data} docs={list} onUploaded={refresh} />}
+      {kb.data && <Uploader kb={kb.data} onUploaded={refresh} />}
       {kb.data && <WebPages kb={kb.data} onAdded={refresh} />}
       <section aria-labelledby="docs-title">
         <h2 id="docs-title">Documents {docs.data && <span className="muted">({docs.data.total})</span>}</h2>

@@ -9,8 +9,22 @@ export interface UploadItem {
   /** 0..1 of the bytes sent. */
   sent: number;
   documentId?: string;
-  /** Set when the upload itself failed (before the document reached the queue). */
+  /** The document's status once its bytes are sent (polled until processed or failed). */
+  status?: string;
+  /** Why it failed: the upload refused, or the document's failure reason. */
   error?: string;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Follows one document until it is processed or failed (GET /documents/status), once a second. */
+async function follow(documentId: string, update: (patch: Partial<UploadItem>) => void): Promise<void> {
+  for (;;) {
+    const d = await unwrap(api.GET("/api/v1/documents/status", { params: { query: { document_id: documentId } } }));
+    update({ status: d.status, error: d.status === "failed" ? (d.error ?? "Processing failed.") : undefined });
+    if (d.status === "processed" || d.status === "failed" || d.status === "deleted") return;
+    await sleep(1000);
+  }
 }
 
 /** PUT to the signed URL with upload progress (fetch has none). */
@@ -35,8 +49,11 @@ function put(url: string, headers: Record<string, string>, file: File, onProgres
   });
 }
 
-/** presign (the API checks type, size and quotas) → PUT the bytes → the document is queued for processing. */
-export async function uploadFile(kb: { id: string; tenant_id: string }, file: File, update: (patch: Partial<UploadItem>) => void): Promise<void> {
+/**
+ * presign (the API checks type, size and quotas) → PUT the bytes → the document is queued for processing;
+ * `queued` calls back then (the list refreshes) and the document is followed until processed or failed.
+ */
+export async function uploadFile(kb: { id: string; tenant_id: string }, file: File, update: (patch: Partial<UploadItem>) => void, queued: () => void): Promise<void> {
   try {
     const p = await unwrap(
       api.POST("/api/v1/documents/presign", {
@@ -45,7 +62,9 @@ export async function uploadFile(kb: { id: string; tenant_id: string }, file: Fi
     );
     update({ documentId: p.document_id });
     await put(p.upload_url, p.headers, file, (sent) => update({ sent }));
-    update({ sent: 1 });
+    update({ sent: 1, status: "queued" });
+    queued();
+    await follow(p.document_id, update);
   } catch (e) {
     update({ error: e instanceof Error ? e.message : String(e) });
   }
