@@ -1,5 +1,5 @@
 import { useEffect, useId, useRef, useState, type ButtonHTMLAttributes, type InputHTMLAttributes, type ReactNode, type SelectHTMLAttributes, type TextareaHTMLAttributes } from "react";
-import { messageOf } from "../api/client";
+import { ApiError, messageOf } from "../api/client";
 
 /** Accessible primitives: native elements, a visible label for every field, errors announced in words. */
 
@@ -60,9 +60,11 @@ export function Select({ label, hint, options, ...rest }: FieldProps & SelectHTM
 /** A refusal or failure, in the API's words. */
 export function ErrorNote({ error }: { error: unknown }) {
   if (!error) return null;
+  const requestId = error instanceof ApiError ? error.requestId : undefined;
   return (
     <p className="note note-error" role="alert">
       {messageOf(error)}
+      {requestId && <small className="request-id"> (request {requestId})</small>}
     </p>
   );
 }
