@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import path from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
@@ -70,12 +70,11 @@ function dropLateMessages(plugin: ReturnType<typeof cloudflareTest>): ReturnType
 
 /**
  * The Worker's static assets (the console and the Swagger files, dist/assets) are built by `npm test`'s
- * pretest; a run of single files with `npx vitest` builds them here when they are missing, since the pool
- * would otherwise start and answer 404 for every asset.
+ * pretest; a run of single files with `npx vitest` builds them here (a no-op when they are newer than the
+ * console's sources), since the pool would otherwise start and answer 404 for every asset.
  */
 function ensureAssets() {
-  if (existsSync(path.join(root, "dist/assets/console/index.html")) && existsSync(path.join(root, "dist/assets/swagger"))) return;
-  const r = spawnSync("npm", ["run", "build:assets"], { cwd: root, stdio: "inherit" });
+  const r = spawnSync(process.execPath, [path.join(root, "scripts/build-assets.mjs")], { cwd: root, stdio: "inherit" });
   if (r.status !== 0) throw new Error("npm run build:assets failed");
 }
 
