@@ -3,6 +3,7 @@ import { useState } from "react";
 import { api, unwrap } from "../api/client";
 import type { paths } from "../api/schema";
 import { useScope } from "../session";
+import { useKnowledgeBases } from "./knowledge-bases";
 import { Badge, Button, confirmed, CopyButton, Dialog, Empty, ErrorNote, Field, Loading, PageHeader, Select, formatDate } from "../ui/ui";
 
 type CreateBody = paths["/api/v1/environments/{id}/api-keys"]["post"]["requestBody"]["content"]["application/json"];
@@ -28,7 +29,7 @@ const SCOPES: { scope: Scope; what: string }[] = [
   { scope: "admin:full", what: "Everything in the environment" },
 ];
 
-function CreateKey({ envId, tenants, onCreated }: { envId: string; tenants: { id: string; name: string }[]; onCreated: (secret: { key: string; name: string }) => void }) {
+function CreateKey({ envId, tenants, kbs, onCreated }: { envId: string; tenants: { id: string; name: string }[]; kbs: { id: string; name: string }[]; onCreated: (secret: { key: string; name: string }) => void }) {
   const [tenantIds, setTenantIds] = useState<string[]>([]);
   const [name, setName] = useState("");
   const [scopes, setScopes] = useState<Scope[]>(["query:rag", "documents:read"]);
@@ -72,7 +73,13 @@ function CreateKey({ envId, tenants, onCreated }: { envId: string; tenants: { id
           ))}
         </fieldset>
       )}
-      <Field label="Limit to one knowledge base (optional)" placeholder="kb_…" value={kbId} onChange={(e) => setKbId(e.target.value)} />
+      <Select
+        label="Knowledge bases"
+        value={kbId}
+        onChange={(e) => setKbId(e.target.value)}
+        options={[{ value: "", label: "All it may reach" }, ...kbs.map((k) => ({ value: k.id, label: `Only ${k.name}` }))]}
+        hint="A key limited to one knowledge base suits a single app or an embed backend."
+      />
       <Field label="Expires (optional)" type="date" value={expires} onChange={(e) => setExpires(e.target.value)} />
       <ErrorNote error={create.error} />
       <Button type="submit" variant="primary" busy={create.isPending} disabled={!scopes.length}>
@@ -87,6 +94,7 @@ export function ApiKeys({ orgId }: { orgId: string }) {
   const qc = useQueryClient();
   const scope = useScope(orgId);
   const envId = scope.envId;
+  const kbs = useKnowledgeBases(scope.tenantId);
   const keys = useQuery({
     queryKey: ["api-keys", envId],
     enabled: !!envId,
@@ -105,6 +113,7 @@ export function ApiKeys({ orgId }: { orgId: string }) {
         <CreateKey
           envId={envId}
           tenants={scope.tenants}
+          kbs={kbs.data?.knowledge_bases ?? []}
           onCreated={(s) => {
             setSecret(s);
             void qc.invalidateQueries({ queryKey: ["api-keys", envId] });

@@ -16,9 +16,7 @@ function Passage({ source }: { source: Source }) {
   });
   return (
     <>
-      <p className="muted">
-        {sourceTitle(source)} · relevance {source.score.toFixed(2)}
-      </p>
+      <p className="muted">{sourceTitle(source)}</p>
       <blockquote className="passage" data-testid="passage">{source.text}</blockquote>
       <div className="row">
         {source.url && <a href={source.url} target="_blank" rel="noreferrer">Open the page</a>}
