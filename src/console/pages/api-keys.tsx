@@ -1,6 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
-import { api, unwrap } from "../api/client";
+import { api, unwrap, type Schemas } from "../api/client";
 import type { paths } from "../api/schema";
 import { useScope } from "../session";
 import { useKnowledgeBases } from "./knowledge-bases";
@@ -46,6 +46,8 @@ function CreateKey({ envId, tenants, kbs, onCreated }: { envId: string; tenants:
     onSuccess: (k) => {
       onCreated({ key: (k as { key: string }).key, name });
       setName("");
+      // The secret lives in the dialog only, not in the mutation's cached result.
+      create.reset();
     },
   });
   const toggle = (s: Scope) => setScopes((cur) => (cur.includes(s) ? cur.filter((x) => x !== s) : [...cur, s]));
@@ -89,6 +91,52 @@ function CreateKey({ envId, tenants, kbs, onCreated }: { envId: string; tenants:
   );
 }
 
+function SecretDialog({ secret, onClose }: { secret: { key: string; name: string } | null; onClose: () => void }) {
+  return (
+    <Dialog open={!!secret} title={`Your new key: ${secret?.name ?? ""}`} onClose={onClose}>
+      <p>Copy it now: this is the only time it is shown. Store it as a secret on your server.</p>
+      <p className="secret">
+        <code data-testid="new-key">{secret?.key}</code>
+      </p>
+      <div className="row">
+        <CopyButton text={secret?.key ?? ""} label="Copy key" />
+        <Button variant="primary" onClick={onClose}>I have stored it</Button>
+      </div>
+    </Dialog>
+  );
+}
+
+function KeysTable({ keys, onRevoked }: { keys: Schemas["ApiKey"][]; onRevoked: () => void }) {
+  const revoke = useMutation({
+    mutationFn: (id: string) => unwrap(api.DELETE("/api/v1/api-keys/{id}", { params: { path: { id } } })),
+    onSuccess: onRevoked,
+  });
+  return (
+    <>
+      <ErrorNote error={revoke.error} />
+      <div className="table-wrap"><table className="table">
+        <thead>
+          <tr><th scope="col">Name</th><th scope="col">Prefix</th><th scope="col">Scopes</th><th scope="col">Last used</th><th scope="col">Expires</th><th scope="col"><span className="sr-only">Actions</span></th></tr>
+        </thead>
+        <tbody>
+          {keys.map((k) => (
+            <tr key={k.id}>
+              <td>{k.name}{k.knowledge_base_id && <> <Badge>one knowledge base</Badge></>}</td>
+              <td><code>{k.prefix}…</code></td>
+              <td className="wrap">{k.scopes.join(", ")}</td>
+              <td>{formatDate(k.last_used_at)}</td>
+              <td>{k.expires_at ? formatDate(k.expires_at) : "never"}</td>
+              <td>
+                <Button variant="ghost" onClick={() => confirmed(`Revoke ${k.name}? Calls with it fail at once.`) && revoke.mutate(k.id)}>Revoke</Button>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table></div>
+    </>
+  );
+}
+
 /** API keys of an environment: created with scopes, the secret shown once with a copy button, revoked. */
 export function ApiKeys({ orgId }: { orgId: string }) {
   const qc = useQueryClient();
@@ -100,64 +148,24 @@ export function ApiKeys({ orgId }: { orgId: string }) {
     enabled: !!envId,
     queryFn: () => unwrap(api.GET("/api/v1/environments/{id}/api-keys", { params: { path: { id: envId! } } })),
   });
+  const refresh = () => void qc.invalidateQueries({ queryKey: ["api-keys", envId] });
   const [secret, setSecret] = useState<{ key: string; name: string } | null>(null);
-  const revoke = useMutation({
-    mutationFn: (id: string) => unwrap(api.DELETE("/api/v1/api-keys/{id}", { params: { path: { id } } })),
-    onSuccess: () => qc.invalidateQueries({ queryKey: ["api-keys", envId] }),
-  });
   return (
     <>
       <PageHeader title="API keys" />
-      <div className="scope-bar"><Select label="Environment" value={envId ?? ""} options={scope.envs.map((e) => ({ value: e.id, label: e.name }))} onChange={(e) => scope.setEnv(e.target.value)} /></div>
-      {envId && (
-        <CreateKey
-          envId={envId}
-          tenants={scope.tenants}
-          kbs={kbs.data?.knowledge_bases ?? []}
-          onCreated={(s) => {
-            setSecret(s);
-            void qc.invalidateQueries({ queryKey: ["api-keys", envId] });
-          }}
-        />
-      )}
-      <Dialog open={!!secret} title={`Your new key: ${secret?.name ?? ""}`} onClose={() => setSecret(null)}>
-        <p>Copy it now: this is the only time it is shown. Store it as a secret on your server.</p>
-        <p className="secret">
-          <code data-testid="new-key">{secret?.key}</code>
-        </p>
-        <div className="row">
-          <CopyButton text={secret?.key ?? ""} label="Copy key" />
-          <Button variant="primary" onClick={() => setSecret(null)}>I have stored it</Button>
-        </div>
-      </Dialog>
+      <div className="scope-bar">
+        <Select label="Environment" value={envId ?? ""} options={scope.envs.map((e) => ({ value: e.id, label: e.name }))} onChange={(e) => scope.setEnv(e.target.value)} />
+      </div>
+      {envId && <CreateKey envId={envId} tenants={scope.tenants} kbs={kbs.data?.knowledge_bases ?? []} onCreated={(s) => (setSecret(s), refresh())} />}
+      <SecretDialog secret={secret} onClose={() => setSecret(null)} />
       {keys.isLoading && <Loading />}
-      <ErrorNote error={keys.error ?? scope.error ?? revoke.error} />
+      <ErrorNote error={keys.error ?? scope.error} />
       {keys.data && !keys.data.api_keys.length && (
         <Empty title="No keys in this environment yet.">
           <p>Create one above to call the API from your servers (Authorization: Bearer kbk_…).</p>
         </Empty>
       )}
-      {!!keys.data?.api_keys.length && (
-        <div className="table-wrap"><table className="table">
-          <thead>
-            <tr><th scope="col">Name</th><th scope="col">Prefix</th><th scope="col">Scopes</th><th scope="col">Last used</th><th scope="col">Expires</th><th scope="col"><span className="sr-only">Actions</span></th></tr>
-          </thead>
-          <tbody>
-            {keys.data.api_keys.map((k) => (
-              <tr key={k.id}>
-                <td>{k.name}{k.knowledge_base_id && <> <Badge>one knowledge base</Badge></>}</td>
-                <td><code>{k.prefix}…</code></td>
-                <td className="wrap">{k.scopes.join(", ")}</td>
-                <td>{formatDate(k.last_used_at)}</td>
-                <td>{k.expires_at ? formatDate(k.expires_at) : "never"}</td>
-                <td>
-                  <Button variant="ghost" onClick={() => confirmed(`Revoke ${k.name}? Calls with it fail at once.`) && revoke.mutate(k.id)}>Revoke</Button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table></div>
-      )}
+      {!!keys.data?.api_keys.length && <KeysTable keys={keys.data.api_keys} onRevoked={refresh} />}
     </>
   );
 }

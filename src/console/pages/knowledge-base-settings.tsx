@@ -25,6 +25,27 @@ function toForm(kb: Kb): Form {
   return f;
 }
 
+function DeleteKnowledgeBase({ orgId, kbId }: { orgId: string; kbId: string }) {
+  const qc = useQueryClient();
+  const remove = useMutation({
+    mutationFn: () => unwrap(api.DELETE("/api/v1/knowledge-bases/{id}", { params: { path: { id: kbId } } })),
+    onSuccess: () => {
+      void qc.invalidateQueries({ queryKey: ["knowledge-bases"] });
+      navigate(`/o/${orgId}/knowledge-bases`);
+    },
+  });
+  return (
+    <section className="card danger-zone">
+      <h2>Delete this knowledge base</h2>
+      <p>Its documents, chats and indexes are removed. This cannot be undone.</p>
+      <Button variant="danger" busy={remove.isPending} onClick={() => confirmed("Delete this knowledge base and everything in it?") && remove.mutate()}>
+        Delete knowledge base
+      </Button>
+      <ErrorNote error={remove.error} />
+    </section>
+  );
+}
+
 /** A knowledge base's name, state and prompt settings; deleting it. */
 export function KnowledgeBaseSettings({ orgId, kbId }: { orgId: string; kbId: string }) {
   const qc = useQueryClient();
@@ -42,13 +63,6 @@ export function KnowledgeBaseSettings({ orgId, kbId }: { orgId: string; kbId: st
     onSuccess: (updated) => {
       qc.setQueryData(["knowledge-base", kbId], updated);
       setF(toForm(updated));
-    },
-  });
-  const remove = useMutation({
-    mutationFn: () => unwrap(api.DELETE("/api/v1/knowledge-bases/{id}", { params: { path: { id: kbId } } })),
-    onSuccess: () => {
-      void qc.invalidateQueries({ queryKey: ["knowledge-bases"] });
-      navigate(`/o/${orgId}/knowledge-bases`);
     },
   });
   const set = (k: keyof Form) => (e: { target: { value: string } }) => f && setF({ ...f, [k]: e.target.value });
@@ -88,14 +102,7 @@ export function KnowledgeBaseSettings({ orgId, kbId }: { orgId: string; kbId: st
           <Button type="submit" variant="primary" busy={save.isPending}>Save settings</Button>
         </form>
       )}
-      <section className="card danger-zone">
-        <h2>Delete this knowledge base</h2>
-        <p>Its documents, chats and indexes are removed. This cannot be undone.</p>
-        <Button variant="danger" busy={remove.isPending} onClick={() => confirmed("Delete this knowledge base and everything in it?") && remove.mutate()}>
-          Delete knowledge base
-        </Button>
-        <ErrorNote error={remove.error} />
-      </section>
+      <DeleteKnowledgeBase orgId={orgId} kbId={kbId} />
     </>
   );
 }
