@@ -157,6 +157,8 @@ describe.skipIf(!chromiumPath)("the console", () => {
     const answer = await page.locator(".turn-assistant .answer-text").textContent();
     expect(answer).toMatch(/30 days/);
     expect(await page.evaluate("window.renders")).toBeGreaterThan(3);
+    await page.locator(".follow-ups button").first().waitFor({ timeout: 30_000 });
+    await readmeShot(page, "playground-answer");
     await page.locator(".turn-assistant .cite").first().click();
     const passage = page.getByTestId("passage");
     await passage.waitFor();

@@ -56,6 +56,11 @@ export default function Playground({ orgId, kbId }: { orgId: string; kbId: strin
   useEffect(() => {
     if (!model && available.length) setModel(available[0].id);
   }, [available, model]);
+  // The newest answer (and the box to ask the next question) stays in view as the conversation grows.
+  const last = talk.turns.at(-1);
+  useEffect(() => {
+    if (last) document.querySelector(".composer")?.scrollIntoView({ block: "nearest" });
+  }, [last, talk.followUps.length]);
   const ask = async (question: string) => {
     if (!question.trim() || !kb.data || !model || talk.streaming) return;
     setText("");
