@@ -235,7 +235,8 @@ describe.skipIf(!chromiumPath)("the console", () => {
       await p.getByLabel("Password").fill("another-good-password");
       await p.getByRole("button", { name: "Create account" }).click();
       await p.waitForURL(/\/organizations\/new$/);
-      await p.getByRole("link", { name: "Invitations" }).click();
+      // Signed up without an organization: pointed at the invitation waiting for this email.
+      await p.getByRole("link", { name: "see your invitations" }).click();
       await p.getByRole("button", { name: "Accept" }).click();
       await p.waitForURL(/\/o\/[^/]+\/knowledge-bases$/);
       expect(await p.getByLabel("Organization").inputValue()).toBe(/\/o\/([^/]+)\//.exec(pages["members"])![1]);

@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import { api, unwrap } from "../api/client";
-import { navigate } from "../router";
+import { Link, navigate } from "../router";
 import { ROLE_LABELS, useMe } from "../session";
 import { Button, confirmed, Empty, ErrorNote, Field, Loading, Notice, PageHeader, formatDate } from "../ui/ui";
 
@@ -29,9 +29,16 @@ export function NewOrganization() {
     e.preventDefault();
     create.mutate();
   };
+  const invitations = useQuery({ queryKey: ["my-invitations"], queryFn: () => unwrap(api.GET("/api/v1/invitations")) });
+  const pending = invitations.data?.invitations.filter((i) => i.status === "pending").length ?? 0;
   return (
     <>
       <PageHeader title="New organization" />
+      {pending > 0 && (
+        <Notice>
+          You have been invited to {pending === 1 ? "an organization" : `${pending} organizations`}: <Link to="/invitations">see your invitations</Link> to join instead.
+        </Notice>
+      )}
       <p>An organization holds your environments, tenants, knowledge bases, members and credits. It starts with a default environment and tenant.</p>
       <form className="card form" onSubmit={submit}>
         <Field label="Name" required value={name} onChange={(e) => setName(e.target.value)} />
