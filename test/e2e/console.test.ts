@@ -280,6 +280,27 @@ describe.skipIf(!chromiumPath)("the console", () => {
       await page.waitForLoadState("networkidle");
       await check(name);
     }
+    // A few writes of these pages, each read back from the API's answer.
+    await page.getByLabel("Add credits to the organization").fill("250");
+    await page.getByRole("button", { name: "Add credits" }).click();
+    await page.getByText("1250", { exact: true }).first().waitFor();
+    await page.goto(`${server.base}/console/o/${org}/tenants`);
+    await page.getByLabel("New tenant").fill("Globex");
+    await page.getByRole("button", { name: "Create tenant" }).click();
+    const globex = page.getByRole("row", { name: /Globex/ });
+    await globex.waitFor();
+    await globex.getByRole("button", { name: "Add credits" }).click();
+    await page.getByLabel("Credits to move").fill("40");
+    await page.getByRole("button", { name: "Move credits" }).click();
+    await globex.getByText(/\/ 40$/).waitFor();
+    await page.goto(`${server.base}/console/o/${org}/environments`);
+    await page.getByLabel("New environment").fill("staging");
+    await page.getByRole("button", { name: "Create environment" }).click();
+    await page.getByLabel("Name of staging").waitFor();
+    await page.goto(`${server.base}${pages["documents"].replace(/\/?$/, "/settings")}`);
+    await page.getByLabel("Persona").fill("The support desk of Acme");
+    await page.getByRole("button", { name: "Save settings" }).click();
+    await page.getByText("Saved.").waitFor();
     await page.setViewportSize(PHONE);
     for (const [name, path] of Object.entries(pages)) {
       await page.goto(`${server.base}${path}`);
