@@ -2,9 +2,10 @@ import type { MiddlewareHandler } from "hono";
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { bodyLimit } from "hono/body-limit";
 import { requestId } from "hono/request-id";
+import { getPath } from "hono/utils/url";
 import { authenticate } from "./auth/middleware";
 import { rateLimit } from "./auth/rate-limit";
-import { createDb } from "./db/client";
+import { openDb } from "./db/client";
 import { cors } from "./lib/cors";
 import { ApiError } from "./lib/errors";
 import { onError, onNotFound } from "./lib/error-handler";
@@ -18,6 +19,7 @@ import { authRoutes } from "./routes/auth";
 import { billingRoutes } from "./routes/billing";
 import { chatRoutes } from "./routes/chats";
 import { connectorRoutes } from "./routes/connectors";
+import { oauthFlowRoutes } from "./routes/oauth-flows";
 import { documentRoutes } from "./routes/documents";
 import { environmentRoutes } from "./routes/environments";
 import { evalRoutes } from "./routes/eval";
@@ -29,6 +31,8 @@ import { skillRoutes } from "./routes/skills";
 import { tableRoutes } from "./routes/tables";
 import { tenantRoutes } from "./routes/tenants";
 import { mcpRoutes } from "./routes/mcp";
+import { oauthConsentRoutes } from "./routes/mcp/oauth-consent";
+import { openaiRoutes } from "./routes/openai";
 import { signedUrlRoutes } from "./routes/uploads";
 import type { AppEnv } from "./types";
 import { embedRoutes } from "./routes/embed";
@@ -70,11 +74,14 @@ function createApi() {
   api.route("/", documentRoutes);
   api.route("/", chatRoutes);
   api.route("/", connectorRoutes);
+  api.route("/", oauthFlowRoutes);
   api.route("/", agentRoutes);
   api.route("/", a2aRoutes);
   // Retrieval evaluation (npm run eval:retrieval); answers 404 unless EVAL_ENDPOINTS=true outside production.
   api.route("/", evalRoutes);
   api.route("/", mcpRoutes);
+  // OpenAI-compatible chat completions and models (API keys).
+  api.route("/", openaiRoutes);
   api.route("/", memoryRoutes);
   api.route("/", embedRoutes);
   return api;
@@ -120,14 +127,25 @@ function documentApi(app: OpenAPIHono<AppEnv>) {
   app.get("/swagger/:file", swaggerAsset);
 }
 
+/**
+ * The protocol endpoints (`/api/v1/mcp`, `/api/v1/agents/:id/a2a`) also answer with a trailing slash:
+ * MCP and A2A clients configured with a base URL often add one. Every other path stays strict.
+ */
+const PROTOCOL_TRAILING_SLASH = /^\/api\/v1\/(mcp|agents\/[^/]+\/a2a)\/$/;
+
+export function routingPath(request: Request): string {
+  const path = getPath(request);
+  return PROTOCOL_TRAILING_SLASH.test(path) ? path.slice(0, -1) : path;
+}
+
 export function createApp() {
-  const app = new OpenAPIHono<AppEnv>();
+  const app = new OpenAPIHono<AppEnv>({ getPath: routingPath });
 
   app.use("*", requestId({ headerName: "X-Request-Id" }));
   app.use("*", echoRequestId);
   app.use("*", cors);
   app.use("*", async (c, next) => {
-    c.set("db", createDb(c.env.DB));
+    c.set("db", openDb(c.env));
     c.set("caller", null as never); // set by authenticate on /api/v1
     await next();
   });
@@ -139,6 +157,8 @@ export function createApp() {
   app.route("/", signedUrlRoutes);
   // The embeddable chat widget (GET /widget.js) and its development demo (GET /embed/demo).
   app.route("/", widgetRoutes);
+  // The consent page of the MCP endpoint's OAuth server (/oauth/authorize); the provider serves the rest (src/index.ts).
+  app.route("/", oauthConsentRoutes);
 
   documentApi(app);
   // The web console (src/console): its files and client-side routes, all from the static assets.

@@ -1,13 +1,19 @@
 import { createApp } from "./app";
-import { createDb } from "./db/client";
+import { openDb } from "./db/client";
 import type { Env } from "./env";
 import { runHousekeeping } from "./services/housekeeping";
 import { sweepSchedules } from "./services/agents/scheduler";
 import { dispatchQueue } from "./services/queues";
+import { runSupervisorNow } from "./services/recovery/supervisor";
 // Modules that register queue consumers, housekeeping tasks and cleanup hooks.
 import "./services/ingest/consumer";
 import "./services/documents/cleanup";
+import "./services/documents/cleanup-tasks";
 import "./services/agents/cleanup";
+import "./services/mcp-oauth/lifecycle";
+import { isForOAuthProvider, oauthProvider } from "./services/mcp-oauth/provider";
+import "./services/agents/recovery";
+import "./services/chats/answer-record";
 
 export { LocalVectorIndex } from "./services/vector-index/local";
 
@@ -17,10 +23,16 @@ export { KbTables } from "./services/tables/store";
 
 export { AgentScheduler } from "./durable/agent-scheduler";
 
+export { Supervisor } from "./durable/supervisor";
+
 const app = createApp();
 
 export default {
-  fetch: app.fetch,
+  // The OAuth provider answers its own endpoints and OAuth tokens on /api/v1/mcp (then hands those to
+  // the app); everything else, API keys on /api/v1/mcp included, goes to the app as it is.
+  fetch(request: Request, env: Env, ctx: ExecutionContext): Response | Promise<Response> {
+    return isForOAuthProvider(request) ? oauthProvider(env, app).fetch(request, env, ctx) : app.fetch(request, env, ctx);
+  },
 
   async queue(batch: MessageBatch<unknown>, env: Env, ctx: ExecutionContext): Promise<void> {
     await dispatchQueue(batch, env, ctx);
@@ -28,11 +40,13 @@ export default {
 
   async scheduled(controller: ScheduledController, env: Env, ctx: ExecutionContext): Promise<void> {
     const at = new Date(controller.scheduledTime);
+    // Either cron: a recovery pass, in case the supervisor's alarm was lost (the alarm is the mechanism).
+    ctx.waitUntil(runSupervisorNow(env).catch((e) => console.error("supervisor pass from the cron failed:", e)));
     // "* * * * *": the agent-schedule safety net; any other cron (every 5 minutes): housekeeping.
     if (controller.cron === "* * * * *") {
-      ctx.waitUntil(sweepSchedules(env, createDb(env.DB), at, (p) => ctx.waitUntil(p)));
+      ctx.waitUntil(sweepSchedules(env, openDb(env), at, (p) => ctx.waitUntil(p)));
       return;
     }
-    ctx.waitUntil(runHousekeeping(createDb(env.DB), env, at));
+    ctx.waitUntil(runHousekeeping(openDb(env), env, at));
   },
 } satisfies ExportedHandler<Env>;

@@ -11,7 +11,7 @@ const root = path.join(import.meta.dirname, "..");
 export const WORKER_GROUPS: Record<string, string[]> = {
   "workers-core": ["foundation", "organizations", "lib", "billing", "skills", "artifacts", "retrieval", "console"],
   "workers-answers": ["documents", "chats", "tools", "embed", "memory"],
-  "workers-tools": ["mcp", "connectors", "agents", "a2a", "tables"],
+  "workers-tools": ["mcp", "connectors", "agents", "a2a", "tables", "protocols", "recovery"],
 };
 
 /**
@@ -74,7 +74,7 @@ function dropLateMessages(plugin: ReturnType<typeof cloudflareTest>): ReturnType
  * console's sources), since the pool would otherwise start and answer 404 for every asset.
  */
 function ensureAssets() {
-  const r = spawnSync(process.execPath, [path.join(root, "scripts/build-assets.mjs")], { cwd: root, stdio: "inherit" });
+  const r = spawnSync(process.execPath, [path.join(root, "src/console/scripts/build-assets.mjs")], { cwd: root, stdio: "inherit" });
   if (r.status !== 0) throw new Error("npm run build:assets failed");
 }
 

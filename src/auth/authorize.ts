@@ -7,6 +7,7 @@ import type { Caller, KeyCaller, UserCaller } from "./caller";
 import { PERMISSIONS, type Permission, type PermissionRule } from "./permissions";
 import type { ResourceScope } from "./resources";
 import type { Scope } from "./scopes";
+import { keyReach } from "./policy";
 
 /**
  * THE authorization layer. Every route decides "may this caller do this to
@@ -25,7 +26,8 @@ import type { Scope } from "./scopes";
  *      Reach: users reach organizations they are members of; keys reach their
  *      organization, their environment, the tenants of their allowlist (all
  *      tenants when it is empty, or with `admin:full`) and, when restricted,
- *      one knowledge base.
+ *      one knowledge base (an OAuth grant of the MCP endpoint: the knowledge
+ *      bases its member picked).
  *   5. User role lacking -> 403.
  *   6. Writes in an inactive or suspended organization -> 403.
  */
@@ -107,18 +109,7 @@ export function forgetMemberships(caller: Caller) {
   membershipCache.delete(caller);
 }
 
-/** Whether a key may reach a scope; returns the reason when it may not. */
-export function keyReach(key: KeyCaller, scope: ResourceScope): "ok" | "other_org" | "outside" {
-  if (scope.organizationId !== key.key.organizationId) return "other_org";
-  if (scope.environmentId && scope.environmentId !== key.key.environmentId) return "outside";
-  if (scope.tenantId && !key.isAdmin && key.key.tenantIds.length > 0 && !key.key.tenantIds.includes(scope.tenantId)) {
-    return "outside";
-  }
-  if (scope.knowledgeBaseId && key.key.knowledgeBaseId && scope.knowledgeBaseId !== key.key.knowledgeBaseId) {
-    return "outside";
-  }
-  return "ok";
-}
+export { keyReach } from "./policy";
 
 export async function authorize(
   c: Ctx,
@@ -167,4 +158,18 @@ export function visibleTenantIds(caller: Caller): string[] | null {
   if (caller.type === "user") return null;
   if (caller.isAdmin || caller.key.tenantIds.length === 0) return null;
   return caller.key.tenantIds;
+}
+
+/**
+ * The same question as `authorize`, answered yes or no (no refusal thrown): for what a response
+ * shows to one reader and not another (a registration's secrets to those who may change it).
+ */
+export async function may(c: Ctx, permission: Permission, scope: ResourceScope): Promise<boolean> {
+  try {
+    await authorize(c, permission, scope);
+    return true;
+  } catch (e) {
+    if (e instanceof ApiError) return false;
+    throw e;
+  }
 }

@@ -32,6 +32,8 @@ export const PERMISSIONS = {
   "environments:read": { roles: ALL, write: false },
   "environments:write": { roles: WRITERS, write: true },
   "environments:delete": { roles: OWNER, write: true },
+  /** Where connect flows may end (allowed_redirect_origins): owner and developer (API-DECISIONS "Wave 3"). */
+  "environments:redirects": { roles: ["owner", "developer"], write: true },
   "api_keys:read": { roles: WRITERS, write: false },
   "api_keys:manage": { roles: WRITERS, write: true },
   "billing:read": { roles: ALL, write: false },
@@ -75,6 +77,16 @@ export const PERMISSIONS = {
    * organization's integrations (like API keys), so a viewer cannot hand out bearer credentials.
    */
   "embed:mint": { roles: WRITERS, scope: "query:rag", write: true },
+
+  // ---- Wave 3 ----
+  /**
+   * OAuth clients of the knowledge-base MCP endpoint (GET/DELETE /mcp/oauth/grants). Any member lists
+   * and revokes the grants they approved themselves; owners see and revoke all of the organization's
+   * (src/services/mcp-oauth/grants.ts). Revoking is allowed while inactive: it only removes access.
+   * Never keys (U only).
+   */
+  "mcp_oauth:read": { roles: ALL, write: false },
+  "mcp_oauth:revoke": { roles: ALL, write: true, whileInactive: true },
 } as const satisfies Record<string, PermissionRule>;
 
 export type Permission = keyof typeof PERMISSIONS;

@@ -11,6 +11,8 @@ export const PUBLIC_PATHS: readonly RegExp[] = [
   // OAuth callbacks of browsers: they validate a signed, single-use state instead.
   /^\/mcp\/servers\/oauth\/callback$/,
   /^\/connectors\/auth\/callback$/,
+  // Connect flows opened in a browser (src/services/oauth-flows.ts): the unguessable, single-use id is the capability.
+  /^\/oauth-flows\/[^/]+$/,
   // A2A agent cards are discovery documents: public, as the protocol expects (the card names the auth scheme).
   /^\/agents\/[^/]+\/a2a\/\.well-known\/agent-card\.json$/,
 ];

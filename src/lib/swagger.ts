@@ -3,7 +3,7 @@ import type { AppEnv } from "../types";
 
 /**
  * The interactive explorer at /swagger, with swagger-ui-dist's files copied into
- * the Worker's static assets under /swagger/ (scripts/copy-swagger.mjs; no CDN,
+ * the Worker's static assets under /swagger/ (src/console/scripts/copy-swagger.mjs; no CDN,
  * so it works offline).
  */
 const FILES: Record<string, string> = {

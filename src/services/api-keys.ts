@@ -7,7 +7,8 @@ import type { KeyCaller } from "../auth/caller";
 import { resolveScope } from "../auth/resources";
 import type { Scope } from "../auth/scopes";
 import type { Database } from "../db/client";
-import { apiKeys, organizations, tenants, type ApiKey, type Environment } from "../db/schema";
+import { apiKeys, organizationMembers, organizations, tenants, type ApiKey, type Environment, type Role } from "../db/schema";
+import { keyStillBacked, scopesBeyondRole } from "../auth/policy";
 import { randomToken, sha256Hex } from "../lib/crypto";
 import { ApiError, badRequest } from "../lib/errors";
 import { newId } from "../lib/ids";
@@ -40,6 +41,15 @@ export interface CreateKeyInput {
   tenant_ids?: string[];
   knowledge_base_id?: string | null;
   expires_at?: string | null;
+}
+
+/** 403 naming the scope(s) when the minting member's role may not grant them (src/auth/policy.ts). */
+export function assertRoleMayGrant(role: Role | null, scopes: readonly string[]): void {
+  const beyond = scopesBeyondRole(role, scopes);
+  if (!beyond.length) return;
+  throw new ApiError("forbidden", `Your role (${role ?? "none"}) may not create a key with the scope${beyond.length > 1 ? "s" : ""} ${beyond.join(", ")}`, {
+    details: beyond.map((s) => ({ path: `body.scopes.${scopes.indexOf(s)}`, message: `${s}: beyond your role` })),
+  });
 }
 
 export async function createApiKey(
@@ -141,15 +151,20 @@ export async function resolveApiKey(
 ): Promise<{ caller: KeyCaller; touch: Promise<unknown> | null }> {
   if (!token.startsWith(KEY_PREFIX) || token.length > 200) throw new ApiError("unauthorized", "Invalid API key");
   const row = await db
-    .select({ key: apiKeys, status: organizations.status })
+    .select({ key: apiKeys, status: organizations.status, creatorRole: organizationMembers.role })
     .from(apiKeys)
     .innerJoin(organizations, eq(organizations.id, apiKeys.organizationId))
+    .leftJoin(organizationMembers, and(eq(organizationMembers.organizationId, apiKeys.organizationId), eq(organizationMembers.userId, apiKeys.createdBy)))
     .where(eq(apiKeys.keyHash, await sha256Hex(token)))
     .get();
   if (!row) throw new ApiError("unauthorized", "Invalid API key");
   if (row.key.revokedAt) throw new ApiError("unauthorized", "This API key has been revoked");
   if (row.key.expiresAt && Date.parse(row.key.expiresAt) <= Date.now()) {
     throw new ApiError("unauthorized", "This API key has expired");
+  }
+  // A key never holds more than the member who made it: removed or demoted below it, the key stops.
+  if (!keyStillBacked(row.creatorRole ?? null, row.key.scopes)) {
+    throw new ApiError("unauthorized", "This API key no longer works: the member who created it left the organization or no longer holds its scopes");
   }
   const scopes = new Set(row.key.scopes as Scope[]);
   const caller: KeyCaller = {

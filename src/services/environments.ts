@@ -7,7 +7,8 @@ import { isUniqueViolation } from "../db/errors";
 import { and, asc, eq, sql } from "drizzle-orm";
 import type { ResourceScope } from "../auth/resources";
 import type { Database } from "../db/client";
-import { environments, tenants, type Environment } from "../db/schema";
+import { environments, organizationMembers, tenants, type Environment } from "../db/schema";
+import type { Caller } from "../auth/caller";
 import { conflict, notFound } from "../lib/errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
@@ -18,6 +19,7 @@ export function publicEnvironment(e: Environment) {
     organization_id: e.organizationId,
     name: e.name,
     is_default: e.isDefault,
+    allowed_redirect_origins: e.allowedRedirectOrigins,
     created_at: e.createdAt,
     updated_at: e.updatedAt,
   };
@@ -55,7 +57,7 @@ export async function listEnvironments(db: Database, organizationId: string) {
 
 export async function createEnvironment(db: Database, organizationId: string, name: string): Promise<Environment> {
   const now = nowIso();
-  const env: Environment = { id: newId("env"), organizationId, name, isDefault: false, createdAt: now, updatedAt: now };
+  const env: Environment = { id: newId("env"), organizationId, name, isDefault: false, allowedRedirectOrigins: [], createdAt: now, updatedAt: now };
   try {
     await db.insert(environments).values(env);
   } catch (e) {
@@ -65,18 +67,22 @@ export async function createEnvironment(db: Database, organizationId: string, na
   return env;
 }
 
-export async function renameEnvironment(db: Database, id: string, name: string): Promise<Environment> {
+export async function updateEnvironment(db: Database, id: string, input: { name?: string; allowed_redirect_origins?: string[] }): Promise<Environment> {
+  const { name } = input;
+  const set: Partial<Environment> = { updatedAt: nowIso() };
+  if (name !== undefined) set.name = name;
+  if (input.allowed_redirect_origins !== undefined) set.allowedRedirectOrigins = [...new Set(input.allowed_redirect_origins)];
   try {
     const row = await db
       .update(environments)
-      .set({ name, updatedAt: nowIso() })
+      .set(set)
       .where(eq(environments.id, id))
       .returning()
       .get();
     if (!row) throw notFound("Environment");
     return row;
   } catch (e) {
-    if (isUniqueViolation(e)) throw duplicateName(name);
+    if (isUniqueViolation(e)) throw duplicateName(name ?? "");
     throw e;
   }
 }
@@ -91,4 +97,22 @@ export async function deleteEnvironment(db: Database, id: string): Promise<void>
   if (!deleted) {
     throw conflict("environment_not_empty", "The environment still has tenants; delete or move them first");
   }
+}
+
+/**
+ * The https origins where a caller's connect flows may end: a key's environment's
+ * `allowed_redirect_origins`; for a signed-in user (whose connections belong to no one environment),
+ * those of every environment of the organizations they belong to.
+ */
+export async function allowedRedirectOriginsOf(db: Database, caller: Caller): Promise<string[]> {
+  const rows =
+    caller.type === "api_key"
+      ? await db.select({ origins: environments.allowedRedirectOrigins }).from(environments).where(eq(environments.id, caller.key.environmentId)).all()
+      : await db
+          .select({ origins: environments.allowedRedirectOrigins })
+          .from(environments)
+          .innerJoin(organizationMembers, eq(organizationMembers.organizationId, environments.organizationId))
+          .where(eq(organizationMembers.userId, caller.user.id))
+          .all();
+  return [...new Set(rows.flatMap((r) => r.origins ?? []))];
 }

@@ -46,8 +46,16 @@ describe("A2A registrations", () => {
     const viewer = await addMember(org, "viewer");
     const one = expectStatus(await call(`/knowledge-bases/${kb.id}/a2a-agents/${created.id}`, { cookie: viewer.cookie }), 200);
     expect(one.metadata).toBe(METADATA);
+    // Headers (third-party credentials) only for those who may change the registration; names stay readable.
+    const redacted = JSON.stringify(Object.fromEntries(Object.keys(JSON.parse(HEADERS)).map((k) => [k, "[redacted]"])));
+    expect(one.headers).toBe(redacted);
     const reader = await createKey(org, { scopes: ["documents:read"] });
-    expect(expectStatus(await call(`/knowledge-bases/${kb.id}/a2a-agents/${created.id}`, { key: reader.key }), 200).headers).toBe(HEADERS);
+    expect(expectStatus(await call(`/knowledge-bases/${kb.id}/a2a-agents/${created.id}`, { key: reader.key }), 200).headers).toBe(redacted);
+    expect(expectStatus(await call(`/knowledge-bases/${kb.id}/a2a-agents`, { key: reader.key }), 200).a2a_agents[0].headers).toBe(redacted);
+    const writer = await createKey(org, { scopes: ["documents:read", "documents:write"] });
+    expect(expectStatus(await call(`/knowledge-bases/${kb.id}/a2a-agents/${created.id}`, { key: writer.key }), 200).headers).toBe(HEADERS);
+    const developer = await addMember(org, "developer");
+    expect(expectStatus(await call(`/knowledge-bases/${kb.id}/a2a-agents`, { cookie: developer.cookie }), 200).a2a_agents[0].headers).toBe(HEADERS);
 
     // Headers given as an object are stored serialized.
     const obj = expectStatus(await register(auth, kb.id, { name: "Second", headers: { "X-Api-Key": "k-123" } }), 201);

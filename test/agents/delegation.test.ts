@@ -43,9 +43,10 @@ const ctxOf = (scope: TurnScope) => ({ signal: new AbortController().signal, sco
 describe("delegation (one hop)", () => {
   it("an agent delegates to another agent: a delegation run with parent_run_id, metered to the delegate's tenant, answer as a citable passage", async () => {
     const { org, kb, auth } = await kbWithDocument();
-    // The delegate lives in another tenant, on a knowledge base open to inbound delegation.
-    const t2 = await createTenant(org, { credits_pool: 50 });
-    const kb2 = await createKb(org, { tenant_id: t2.id });
+    // The delegate lives in the same tenant, on another knowledge base open to inbound delegation
+    // (another tenant's agent is never a delegate: API-DECISIONS "Wave 3 → Access is one rule").
+    const t2 = { id: org.tenantId };
+    const kb2 = await createKb(org);
     const doc = await uploadFile(auth, kb2, { filename: "logistics.md", mime: "text/markdown", body: SHIPPING });
     expect((await waitForDocument(auth, doc.id)).status).toBe("processed");
     const refused = expectError(await call("/agents", { ...auth, body: agentBody(kb, { delegate_agent_ids: ["agt_x"] }) }), 400);
@@ -89,7 +90,9 @@ describe("delegation (one hop)", () => {
     expect(runs).toHaveLength(2);
     expect(runs[0]).toMatchObject({ trigger: "delegation", parent_run_id: parent.run.id, status: "completed" });
     // Metered to the delegate's own tenant.
-    const logs = expectStatus(await call(`/billing/tenants/${t2.id}/usage/logs`, auth), 200).logs;
+    // (the tenant is the lead's too, so its own run is in the log as well)
+    const delegateRunIds = new Set(runs.map((r: any) => r.id));
+    const logs = expectStatus(await call(`/billing/tenants/${t2.id}/usage/logs`, auth), 200).logs.filter((l: any) => delegateRunIds.has(l.agent_run_id));
     expect(logs).toHaveLength(2);
     for (const l of logs) expect(l).toMatchObject({ operation: "agent_run", tenant_id: t2.id });
     expect(logs.map((l: any) => l.agent_run_id).sort()).toEqual(runs.map((r: any) => r.id).sort());
@@ -159,6 +162,27 @@ describe("delegation (one hop)", () => {
     const runs = expectStatus(await call(`/agents/${helper.id}/runs`, auth), 200).runs;
     expect(runs).toHaveLength(1);
     expect(runs[0]).toMatchObject({ trigger: "delegation", parent_run_id: null, status: "completed" });
+  });
+
+  it("agents of another tenant are never delegates, even with inbound delegation on; checked again at call time", async () => {
+    const { org, kb, auth } = await kbWithDocument();
+    const t2 = await createTenant(org, { credits_pool: 50 });
+    const kb2 = await createKb(org, { tenant_id: t2.id });
+    expectStatus(await call(`/knowledge-bases/${kb2.id}`, { ...auth, method: "PATCH", body: { agent_sharing: { inbound_delegation_enabled: true } } }), 200);
+    const foreign = await createAgent(auth, kb2, { name: "Other tenant's desk" });
+    const e = expectError(await call("/agents", { ...auth, body: agentBody(kb, { delegate_agent_ids: [foreign.id] }) }), 400);
+    expect(e.details?.[0].path).toBe("body.delegate_agent_ids.0");
+    expect(e.message).toContain(foreign.id);
+    // A chat of the first tenant naming it: refused before any work and any charge.
+    const chat = await call("/chats", {
+      ...auth,
+      body: { id: crypto.randomUUID(), tenant_id: org.tenantId, knowledge_base_id: kb.id, model: "local-extractive", message: "hello?", delegate_agent_ids: [foreign.id] },
+    });
+    expect(expectError(chat, 400, "invalid_request").message).toContain(foreign.id);
+    expect(expectStatus(await call(`/agents/${foreign.id}/runs`, auth), 200).total).toBe(0);
+    // A key limited to the first tenant cannot reach it either.
+    const kbScopedKey = expectStatus(await call(`/environments/${org.envId}/api-keys`, { ...auth, body: { name: "kb", scopes: ["query:rag", "agents:write"], knowledge_base_id: kb.id } }), 201).key;
+    expectError(await call("/agents", { key: kbScopedKey, body: agentBody(kb, { delegate_agent_ids: [foreign.id] }) }), 400, "invalid_request");
   });
 
   it("agents of another organization are never delegates, even with inbound delegation on", async () => {

@@ -6,17 +6,41 @@ import type { Tool, TurnScope } from "../../src/services/tools/types";
 import { call, expectStatus, fetchWorker, testServer, type Auth } from "../helpers";
 
 export const SLUGS = ["github", "google-drive", "notion", "slack", "linear", "jira"] as const;
-export const DONE = "https://app.example.com/connected";
+/** An allowed final destination outside production (the service's origin, localhost, or a listed origin). */
+export const DONE = "http://localhost:5173/connected";
+
+/** The test's browser: cookies set by our flow URLs, sent back to our callback. */
+export const browser = new Map<string, string>();
+export const cookieHeader = (jar: Map<string, string> = browser) => [...jar].map(([k, v]) => `${k}=${v}`).join("; ");
+
+/**
+ * Opens a flow URL (on our origin) as a browser: keeps its cookie in `jar` and returns where it
+ * redirects (the provider's authorization URL).
+ */
+export async function openFlow(flowUrl: string, jar: Map<string, string> = browser, sessionCookie?: string): Promise<string> {
+  expect(flowUrl.startsWith("http://localhost:8787/api/v1/oauth-flows/"), flowUrl).toBe(true);
+  const res = await fetchWorker(flowUrl, { redirect: "manual", headers: sessionCookie ? { Cookie: sessionCookie } : {} });
+  const text = res.status === 302 ? "" : await res.text();
+  expect(res.status, text).toBe(302);
+  const set = res.headers.get("Set-Cookie") ?? "";
+  expect(set).toMatch(/HttpOnly/i);
+  expect(set).toMatch(/Secure/i);
+  expect(set).toMatch(/SameSite=Lax/i);
+  const m = /^([^=]+)=([^;]*)/.exec(set)!;
+  jar.set(m[1], m[2]);
+  return res.headers.get("Location")!;
+}
 
 export interface Owner {
   tenant_id?: string;
   external_subject_id?: string;
 }
 
-/** POST /connectors/add; returns the provider's authorization URL. */
-export async function startAdd(auth: Auth, slug: string, owner: Owner = {}, redirect_url = DONE) {
+/** POST /connectors/add, then the flow URL opened in `jar`'s browser; returns the provider's authorization URL. */
+export async function startAdd(auth: Auth, slug: string, owner: Owner = {}, redirect_url = DONE, jar: Map<string, string> = browser) {
   const r = await call("/connectors/add", { ...auth, body: { slug, redirect_url, ...owner } });
-  return expectStatus(r, 200) as { redirect_url: string; already_connected: boolean };
+  const added = expectStatus(r, 200) as { redirect_url: string; already_connected: boolean };
+  return { ...added, flow_url: added.redirect_url, redirect_url: await openFlow(added.redirect_url, jar, auth.cookie) };
 }
 
 /** Follows the authorization URL at the local provider (auto-approving); returns our callback URL it redirects to. */
@@ -29,9 +53,9 @@ export async function approve(authorizationUrl: string, knobs: Record<string, st
   return res.headers.get("Location")!;
 }
 
-/** Our callback, as the browser would call it; returns the final destination it redirects to. */
-export async function callback(url: string): Promise<{ status: number; location: URL | null; body: any }> {
-  const res = await fetchWorker(url, { redirect: "manual" });
+/** Our callback, as the browser (`jar`) would call it; returns the final destination it redirects to. */
+export async function callback(url: string, jar: Map<string, string> = browser): Promise<{ status: number; location: URL | null; body: any }> {
+  const res = await fetchWorker(url, { redirect: "manual", headers: { Cookie: cookieHeader(jar) } });
   const location = res.headers.get("Location");
   const text = await res.text();
   let body: any = text;

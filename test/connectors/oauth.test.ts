@@ -184,7 +184,7 @@ describe("connecting an app: add → provider → callback → status", () => {
 
   it("the final destination keeps its own query and gets status and slug added", async () => {
     const user = await signup();
-    const add = await startAdd({ cookie: user.cookie }, "google-drive", {}, "https://app.example.com/settings?tab=apps");
+    const add = await startAdd({ cookie: user.cookie }, "google-drive", {}, "http://localhost:5173/settings?tab=apps");
     const cb = await callback(await approve(add.redirect_url));
     expect(Object.fromEntries(cb.location!.searchParams)).toEqual({ tab: "apps", status: "connected", slug: "google-drive" });
   });

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findChromium, freePort } from "./browser-helpers.ts";
 import { DESKTOP, dropFiles, PHONE, readmeShot, seriousViolations, shoot, SHOTS } from "./console-helpers.ts";
 import { root, startDevServer, type DevServer } from "../bench/lib.ts";
-import { generateSchema } from "../../scripts/openapi-types.ts";
+import { generateSchema } from "../../src/console/scripts/openapi-types.ts";
 
 /**
  * The web console in a real browser against `wrangler dev`, as a new user would use it: sign up → create an

@@ -36,12 +36,16 @@ const UNADDRESSED = new Set([
   // The knowledge-base MCP endpoint names no resource in the request; it serves the key's own knowledge bases
   // (other tenants' are refused inside its tools: test/mcp/kb-endpoint.test.ts).
   "POST /api/v1/mcp",
+  // Likewise the OpenAI-compatible model list: the key's own knowledge bases and agents (test/protocols/openai.test.ts).
+  "GET /api/v1/openai/models",
   // Public by decision: an agent's A2A card is a discovery document (src/auth/public-paths.ts).
   "GET /api/v1/agents/{id}/a2a/.well-known/agent-card.json",
   // The connector catalog is the same for everyone; the OAuth callback is public and trusts only its signed state.
   "GET /api/v1/connectors/catalog",
   "POST /api/v1/connectors/catalog/by-slugs",
   "GET /api/v1/connectors/auth/callback",
+  // A connect flow opened in a browser: its unguessable, single-use id is the capability (test/foundation/access-doors.test.ts).
+  "GET /api/v1/oauth-flows/{id}",
 ]);
 
 interface Operation {
@@ -138,12 +142,17 @@ async function victimWithEverything() {
     cardUrl: "https://example.com/.well-known/agent-card.json",
     slug: "github", slugs: ["github"], redirect_url: "https://app.example.com/connected",
   };
+  // The protocol doors take their protocol's body: an OpenAI request naming the knowledge base, useChat's messages.
+  const protocolBodies: Record<string, unknown> = {
+    "POST /api/v1/openai/chat/completions": { model: `kb:${kb.id}`, messages: [{ role: "user", content: body.content }] },
+    "POST /api/v1/chats/{id}/ui-stream": { messages: [{ id: "m1", role: "user", parts: [{ type: "text", text: body.content }] }] },
+  };
   const bodyFor = (o: Operation) =>
     o.method === "GET" || o.method === "DELETE"
       ? undefined
       : o.method === "PATCH" && o.path === "/api/v1/artifacts/{id}"
         ? { edits: body.edits } // artifact updates take edits or title/summary, not both
-        : body;
+        : (protocolBodies[`${o.method} ${o.path}`] ?? body);
 
   const spec = (await (await fetchWorker("/openapi.json")).json()) as { paths: Record<string, Record<string, unknown>> };
   const operations: Operation[] = Object.entries(spec.paths).flatMap(([path, ops]) =>
@@ -239,6 +248,8 @@ describe("tenancy: no route lets an outsider read or change a tenant's resources
     // Running and stopping an agent is asking questions too (agents:run), also over A2A.
     // Connected apps are personal: any member (viewers too) connects their own accounts (src/auth/permissions.ts).
     // Reads sent as POST (a body too large for a query string) are not writes: read-only SQL (documents:read).
+    // Any member revokes the OAuth clients they connected themselves (src/auth/permissions.ts mcp_oauth:revoke);
+    // another member's grant is 404 to them (test/mcp/oauth-endpoint.test.ts).
     const readPosts = new Set(["POST /api/v1/knowledge-bases/{id}/sql"]);
     const writes = operations.filter(
       (o) =>
@@ -246,6 +257,7 @@ describe("tenancy: no route lets an outsider read or change a tenant's resources
         !o.path.startsWith("/api/v1/chats") &&
         !o.path.startsWith("/uploads/") &&
         !o.path.startsWith("/api/v1/connectors") &&
+        !o.path.startsWith("/api/v1/mcp/oauth/grants") &&
         !readPosts.has(`${o.method} ${o.path}`) &&
         !/^\/api\/v1\/agents\/\{id\}\/(messages|runs\/|a2a$)/.test(o.path),
     );

@@ -13,8 +13,25 @@ async function oauthServer(org: TestOrg, realm = unique("realm")) {
   return { id: created.id as string, realm, before };
 }
 
-async function start(org: TestOrg, id: string, body: Record<string, unknown> = {}) {
-  return track(call(`/mcp/servers/${id}/oauth/start?org_id=${org.id}`, { cookie: org.owner.cookie, method: "POST", body }));
+/** The test's browser: the cookies our flow URLs set, sent back to our callback. */
+const browser = new Map<string, string>();
+
+/**
+ * POST .../oauth/start, then its authorization_url (on our origin) opened in `jar`'s browser: the
+ * answer's authorization_url is replaced by where that redirects (the authorization server).
+ */
+async function start(org: TestOrg, id: string, body: Record<string, unknown> = {}, jar = browser) {
+  const r = await track(call(`/mcp/servers/${id}/oauth/start?org_id=${org.id}`, { cookie: org.owner.cookie, method: "POST", body }));
+  if (r.status !== 200) return r;
+  const ours: string = r.body.authorization_url;
+  expect(ours.startsWith("http://localhost:8787/api/v1/oauth-flows/"), ours).toBe(true);
+  const res = await fetchWorker(ours, { redirect: "manual", headers: { Cookie: org.owner.cookie } });
+  expect(res.status, await res.clone().text()).toBe(302);
+  const m = /^([^=]+)=([^;]*)/.exec(res.headers.get("Set-Cookie") ?? "")!;
+  jar.set(m[1], m[2]);
+  r.body.flow_url = ours;
+  r.body.authorization_url = res.headers.get("Location");
+  return r;
 }
 
 /** The browser: follow authorization_url to the local AS (auto-approve); returns our callback URL with code and state. */
@@ -24,8 +41,8 @@ async function approve(authorizationUrl: string): Promise<URL> {
   return new URL(res.headers.get("Location")!);
 }
 
-async function callback(url: URL | string) {
-  const res = await fetchWorker(url.toString());
+async function callback(url: URL | string, jar = browser) {
+  const res = await fetchWorker(url.toString(), { headers: { Cookie: [...jar].map(([k, v]) => `${k}=${v}`).join("; ") } });
   const text = await res.text();
   seen.push(text);
   return { status: res.status, text, headers: res.headers };

@@ -13,3 +13,5 @@ export * from "./a2a";
 export * from "./memory";
 export * from "./embed";
 export * from "./connectors";
+export * from "./oauth-flows";
+export * from "./mcp-oauth";

@@ -45,6 +45,8 @@ export const environments = sqliteTable("environments", {
   organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
   name: text("name").notNull(),
   isDefault: integer("is_default", { mode: "boolean" }).notNull().default(false),
+  /** https origins where connect flows may send the browser back (API-DECISIONS "Wave 3"). */
+  allowedRedirectOrigins: text("allowed_redirect_origins", { mode: "json" }).$type<string[]>().notNull().default([]),
   ...timestamps(),
 });
 

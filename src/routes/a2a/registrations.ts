@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { extraErrors, jsonBody, jsonContent, noContent } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
-import { a2aAgentFor, createA2aAgent, deleteA2aAgent, publicA2aAgent, publicA2aAgentsOf, updateA2aAgent } from "../../services/a2a/registrations";
+import { a2aAgentFor, a2aAgentOf, createA2aAgent, seesA2aSecrets, deleteA2aAgent, publicA2aAgent, publicA2aAgentsOf, updateA2aAgent } from "../../services/a2a/registrations";
 import { knowledgeBaseFor } from "../../services/knowledge-bases";
 import { A2aAgentSchema, CreateA2aAgentBody, UpdateA2aAgentBody } from "./schemas";
 import { routesTagged } from "../define-route";
@@ -12,12 +12,12 @@ export const a2aRegistrationRoutes = createRouter();
 
 const list = route("get", "/knowledge-bases/{id}/a2a-agents", "documents:read", {
   operationId: "listA2aAgents",
-  summary: "Registered external agents of a knowledge base (with decrypted headers and metadata)",
+  summary: "Registered external agents of a knowledge base (headers decrypted for those who may change them, otherwise \"[redacted]\")",
   responses: { 200: jsonContent(z.object({ a2a_agents: z.array(A2aAgentSchema) }), "Registrations") },
 });
 a2aRegistrationRoutes.openapi(list, async (c) => {
   const kb = await knowledgeBaseFor(c, c.req.valid("param").id, "documents:read");
-  return c.json(await publicA2aAgentsOf(c.env, c.get("db"), kb), 200);
+  return c.json(await publicA2aAgentsOf(c.env, c.get("db"), kb, await seesA2aSecrets(c, kb)), 200);
 });
 
 const create = route("post", "/knowledge-bases/{id}/a2a-agents", "documents:write", {
@@ -32,16 +32,18 @@ a2aRegistrationRoutes.openapi(create, async (c) => {
   const kb = await knowledgeBaseFor(c, c.req.valid("param").id, "documents:write");
   const caller = c.get("caller");
   const row = await createA2aAgent(c.env, c.get("db"), kb, c.req.valid("json"), caller.type === "user" ? caller.user.id : caller.key.id);
-  return c.json(await publicA2aAgent(c.env, row), 201);
+  return c.json(await publicA2aAgent(c.env, row, true), 201);
 });
 
 const get = route("get", "/knowledge-bases/{id}/a2a-agents/{agentId}", "documents:read", {
-  operationId: "getA2aAgent", summary: "One registration (with decrypted headers and metadata)",
+  operationId: "getA2aAgent", summary: "One registration (headers decrypted for those who may change it, otherwise \"[redacted]\")",
   responses: { 200: jsonContent(A2aAgentSchema, "The registration") },
 });
 a2aRegistrationRoutes.openapi(get, async (c) => {
   const p = c.req.valid("param");
-  return c.json(await publicA2aAgent(c.env, await a2aAgentFor(c, p.id, p.agentId, "documents:read")), 200);
+  const kb = await knowledgeBaseFor(c, p.id, "documents:read");
+  const row = await a2aAgentOf(c.get("db"), kb, p.agentId);
+  return c.json(await publicA2aAgent(c.env, row, await seesA2aSecrets(c, kb)), 200);
 });
 
 const update = route("patch", "/knowledge-bases/{id}/a2a-agents/{agentId}", "documents:write", {
@@ -52,7 +54,7 @@ const update = route("patch", "/knowledge-bases/{id}/a2a-agents/{agentId}", "doc
 a2aRegistrationRoutes.openapi(update, async (c) => {
   const p = c.req.valid("param");
   const row = await a2aAgentFor(c, p.id, p.agentId, "documents:write");
-  return c.json(await publicA2aAgent(c.env, await updateA2aAgent(c.env, c.get("db"), row, c.req.valid("json"))), 200);
+  return c.json(await publicA2aAgent(c.env, await updateA2aAgent(c.env, c.get("db"), row, c.req.valid("json")), true), 200);
 });
 
 const remove = route("delete", "/knowledge-bases/{id}/a2a-agents/{agentId}", "documents:delete", {

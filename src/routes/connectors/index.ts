@@ -6,6 +6,8 @@ import { connectorOwnerFor } from "../../services/connectors/owner";
 import { AddBody, AddResponse, BySlugsBody, CallbackQuery, CatalogQuery, ConnectorSchema, OwnerQuery, SlugParam, StatusBody, StatusSchema } from "./schemas";
 import { routesTagged } from "../define-route";
 import { completeConnect, startConnect } from "../../services/connectors/connect";
+import { allowedRedirectOriginsOf } from "../../services/environments";
+import { getCookie } from "hono/cookie";
 import { catalogBySlugs, catalogEntry, listCatalog } from "../../services/connectors/listing";
 import { connectionStatuses, disconnect } from "../../services/connectors/status";
 
@@ -44,15 +46,20 @@ connectorRoutes.openapi(status, async (c) => {
 const add = route("post", "/connectors/add", "connectors:write", {
   operationId: "addConnector", summary: "Start connecting an app: open the returned provider URL in the user's browser",
   description:
-    "The provider sends the browser to GET /connectors/auth/callback, which stores the connection and then " +
-    "redirects to `redirect_url` with `status=connected|error&slug=` (and `error=` on failure). The authorization expires after 10 minutes.",
+    "Open the returned `redirect_url` (on this service's origin) in the user's browser: it binds the flow to that browser " +
+    "(cookie) and goes on to the provider, which sends the browser to GET /connectors/auth/callback; that stores the " +
+    "connection (only in the same browser, otherwise `error=flow_not_started_here`) and then redirects to your " +
+    "`redirect_url` with `status=connected|error&slug=` (and `error=` on failure). Your `redirect_url` must be on this " +
+    "service's origin, on localhost outside production, or in the environment's `allowed_redirect_origins` (400 otherwise). " +
+    "The authorization expires after 10 minutes.",
   request: { body: jsonBody(AddBody) },
   responses: { 200: jsonContent(AddResponse, "The provider's authorization URL") },
 });
 connectorRoutes.openapi(add, async (c) => {
   const body = c.req.valid("json");
   const owner = await connectorOwnerFor(c, "connectors:write", body, "body");
-  return c.json(await startConnect({ db: c.get("db"), env: c.env }, owner, body.slug, body.redirect_url), 200);
+  const allowed = await allowedRedirectOriginsOf(c.get("db"), c.get("caller"));
+  return c.json(await startConnect({ db: c.get("db"), env: c.env }, owner, body.slug, body.redirect_url, allowed), 200);
 });
 
 const remove = route("delete", "/connectors/{slug}", "connectors:delete", {
@@ -72,7 +79,7 @@ const callback = route("get", "/connectors/auth/callback", "public", {
   responses: { 302: { description: "To the final destination with status=connected|error" } }, security: [{}],
 });
 connectorRoutes.openapi(callback, async (c) => {
-  const outcome = await completeConnect({ db: c.get("db"), env: c.env }, c.req.valid("query"));
+  const outcome = await completeConnect({ db: c.get("db"), env: c.env }, c.req.valid("query"), (name) => getCookie(c, name));
   // A state we did not sign, or one expired or already used, names no destination we may trust.
   if ("refused" in outcome) throw badRequest(`This authorization link is not valid (${outcome.refused}); start connecting again`);
   c.header("Cache-Control", "no-store");

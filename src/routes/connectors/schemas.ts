@@ -43,11 +43,13 @@ export const StatusSchema = z
 export const AddBody = z.object({
   slug: Slug,
   ...OwnerFields,
-  redirect_url: z.string().min(1).max(2048).openapi({ description: "Where the browser goes after the provider: https (or http://localhost / 127.0.0.1 outside production)" }),
+  redirect_url: z.string().min(1).max(2048).openapi({
+    description: "Where the browser goes after the provider: this service's origin, an https origin of the environment's allowed_redirect_origins, or http://localhost / 127.0.0.1 outside production",
+  }),
 });
 
 export const AddResponse = z.object({
-  redirect_url: z.string().openapi({ description: "The provider's authorization URL: open it in the user's browser" }),
+  redirect_url: z.string().openapi({ description: "Open it in the user's browser: a URL on this service that binds the flow to that browser, then goes to the provider" }),
   already_connected: z.boolean(),
 });
 

@@ -1,10 +1,10 @@
 import { z } from "@hono/zod-openapi";
-import { requireUser } from "../../auth/authorize";
+import { membershipOf, requireUser } from "../../auth/authorize";
 import { SCOPES } from "../../auth/scopes";
 import { jsonBody, jsonContent, noContent, Timestamp } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
-import { apiKeyFor, createApiKey, listApiKeys, publicApiKey, revokeApiKey } from "../../services/api-keys";
-import { createEnvironment, deleteEnvironment, environmentFor, listEnvironments, publicEnvironment, renameEnvironment } from "../../services/environments";
+import { apiKeyFor, assertRoleMayGrant, createApiKey, listApiKeys, publicApiKey, revokeApiKey } from "../../services/api-keys";
+import { createEnvironment, deleteEnvironment, environmentFor, listEnvironments, publicEnvironment, updateEnvironment } from "../../services/environments";
 import { organizationFor } from "../../services/organizations";
 import { routesTagged } from "../define-route";
 
@@ -14,6 +14,9 @@ const EnvironmentSchema = z
     organization_id: z.string(),
     name: z.string(),
     is_default: z.boolean(),
+    allowed_redirect_origins: z.array(z.string()).openapi({
+      description: "https origins a connect flow may send the browser back to (besides the service's own origin, and localhost outside production)",
+    }),
     created_at: Timestamp,
     updated_at: Timestamp,
   })
@@ -23,6 +26,22 @@ const EnvironmentSchema = z
 export type EnvironmentResponse = z.infer<typeof EnvironmentSchema>;
 
 const EnvironmentBody = z.object({ name: z.string().trim().min(1).max(255) });
+
+const RedirectOrigin = z
+  .string()
+  .max(255)
+  .refine((o) => {
+    try {
+      const u = new URL(o);
+      return u.protocol === "https:" && u.origin === o;
+    } catch {
+      return false;
+    }
+  }, "Must be an https origin such as https://app.example.com (no path, no trailing slash)");
+
+const UpdateEnvironmentBody = z
+  .object({ name: z.string().trim().min(1).max(255).optional(), allowed_redirect_origins: z.array(RedirectOrigin).max(20).optional() })
+  .refine((b) => b.name !== undefined || b.allowed_redirect_origins !== undefined, "Send name, allowed_redirect_origins or both");
 
 const ApiKeySchema = z
   .object({
@@ -87,12 +106,16 @@ environmentRoutes.openapi(getEnv, async (c) => {
 });
 
 const patchEnv = envRoute("patch", "/environments/{id}", "environments:write", {
-  operationId: "updateEnvironment", summary: "Rename an environment (owner, billing_admin, developer)",
-  request: { body: jsonBody(EnvironmentBody) }, responses: { 200: jsonContent(EnvironmentSchema, "The environment") },
+  operationId: "updateEnvironment",
+  summary: "Rename an environment (owner, billing_admin, developer) or set its allowed redirect origins (owner, developer)",
+  description: "`allowed_redirect_origins`: at most 20 https origins where connect flows may end (API-DECISIONS \"Wave 3\").",
+  request: { body: jsonBody(UpdateEnvironmentBody) }, responses: { 200: jsonContent(EnvironmentSchema, "The environment") },
 });
 environmentRoutes.openapi(patchEnv, async (c) => {
-  const env = await environmentFor(c, c.req.valid("param").id, "environments:write");
-  const updated = await renameEnvironment(c.get("db"), env.id, c.req.valid("json").name);
+  const body = c.req.valid("json");
+  const id = c.req.valid("param").id;
+  const env = await environmentFor(c, id, body.allowed_redirect_origins !== undefined ? "environments:redirects" : "environments:write");
+  const updated = await updateEnvironment(c.get("db"), env.id, body);
   return c.json(publicEnvironment(updated), 200);
 });
 
@@ -117,6 +140,7 @@ const createKey = keyRoute("post", "/environments/{id}/api-keys", "api_keys:mana
 environmentRoutes.openapi(createKey, async (c) => {
   const user = requireUser(c);
   const env = await environmentFor(c, c.req.valid("param").id, "api_keys:manage");
+  assertRoleMayGrant((await membershipOf(c, user, env.organizationId))?.role ?? null, c.req.valid("json").scopes);
   const { key, record } = await createApiKey(c.get("db"), env, c.req.valid("json"), user.user.id);
   return c.json({ ...publicApiKey(record), key }, 201);
 });

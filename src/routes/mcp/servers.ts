@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { getCookie } from "hono/cookie";
 import { requireUser } from "../../auth/authorize";
 import { escapeHtml, htmlDocument, PAGE_SECURITY_HEADERS } from "../../lib/html";
 import { extraErrors, jsonBody, jsonContent, noContent } from "../../lib/openapi";
@@ -50,7 +51,7 @@ mcpServerRoutes.openapi(tools, async (c) => {
 
 const oauthStart = route("post", "/mcp/servers/{id}/oauth/start", "mcp:write", {
   operationId: "startMcpServerOAuth",
-  summary: "Begin the server's OAuth authorization; redirect the signed-in user to authorization_url",
+  summary: "Begin the server's OAuth authorization; open authorization_url (on this service) in the signed-in user's browser",
   request: { query: OrgQuery, body: { ...jsonBody(OAuthStartBody), required: false } },
   responses: {
     200: jsonContent(z.object({ authorization_url: z.string() }), "Where to send the user"),
@@ -61,7 +62,7 @@ mcpServerRoutes.openapi(oauthStart, async (c) => {
   const row = await mcpServerFor(c, c.req.valid("param").id, c.req.valid("query").org_id, "mcp:write");
   let scope: string | undefined;
   if (c.req.header("Content-Type")?.includes("json")) scope = (c.req.valid("json") as { scope?: string } | undefined)?.scope;
-  const authorizationUrl = await startAuthorization(c.env, c.get("db"), row, scope);
+  const authorizationUrl = await startAuthorization(c.env, c.get("db"), row, requireUser(c).user.id, scope);
   return c.json({ authorization_url: authorizationUrl }, 200);
 });
 
@@ -83,7 +84,7 @@ const oauthCallback = route("get", "/mcp/servers/oauth/callback", "public", {
   security: [],
 });
 mcpServerRoutes.openapi(oauthCallback, async (c) => {
-  const { connected, message } = await completeMcpAuthorization(c.env, c.get("db"), c.req.valid("query"));
+  const { connected, message } = await completeMcpAuthorization(c.env, c.get("db"), c.req.valid("query"), (name) => getCookie(c, name));
   return c.html(page(connected, message), connected ? 200 : 400, PAGE_HEADERS);
 });
 

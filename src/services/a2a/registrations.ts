@@ -1,6 +1,9 @@
 import { and, asc, eq } from "drizzle-orm";
 import type { Context } from "hono";
 import type { Permission } from "../../auth/permissions";
+import { may } from "../../auth/authorize";
+import { redactHeaderValues } from "../../auth/policy";
+import { knowledgeBaseRowScope } from "../../auth/resources";
 import type { Database } from "../../db/client";
 import { a2aAgents, type A2aAgent, type KnowledgeBase } from "../../db/schema";
 import type { Env } from "../../env";
@@ -89,16 +92,21 @@ export async function metadataOf(env: Env, row: A2aAgent): Promise<string | null
   return open(env, row.metadataEnc, row.id);
 }
 
-/** The API shape: decrypted headers and metadata (authorized readers only: callers go through knowledgeBaseFor). */
-export async function publicA2aAgent(env: Env, row: A2aAgent) {
+/**
+ * The API shape (authorized readers only: callers go through knowledgeBaseFor). `headers` hold
+ * third-party credentials: decrypted only for readers who may change the registration
+ * (`showSecrets`); everyone else gets the header names with the value "[redacted]".
+ */
+export async function publicA2aAgent(env: Env, row: A2aAgent, showSecrets: boolean) {
   const card = row.card;
+  const headers = await open(env, row.headersEnc, row.id);
   return {
     id: row.id,
     knowledge_base_id: row.knowledgeBaseId,
     name: row.name,
     cardUrl: row.cardUrl,
     description: row.description,
-    headers: await open(env, row.headersEnc, row.id),
+    headers: showSecrets ? headers : redactHeaderValues(headers),
     metadata: await open(env, row.metadataEnc, row.id),
     card: card
       ? { name: card.name, description: card.description, url: card.url, version: card.version, protocol_version: card.protocol_version, skills: card.skills }
@@ -132,10 +140,13 @@ export async function a2aAgentFor(c: Context<AppEnv>, kbId: string, id: string, 
 }
 
 /** A knowledge base's registrations as the API shows them (headers and metadata decrypted). */
-export async function publicA2aAgentsOf(env: Env, db: Database, kb: KnowledgeBase) {
+export async function publicA2aAgentsOf(env: Env, db: Database, kb: KnowledgeBase, showSecrets: boolean) {
   const rows = await listA2aAgents(db, kb.id);
-  return { a2a_agents: await Promise.all(rows.map((r) => publicA2aAgent(env, r))) };
+  return { a2a_agents: await Promise.all(rows.map((r) => publicA2aAgent(env, r, showSecrets))) };
 }
+
+/** Whether this caller reads a knowledge base's registration secrets: only if it may change them. */
+export const seesA2aSecrets = (c: Context<AppEnv>, kb: KnowledgeBase) => may(c, "documents:write", knowledgeBaseRowScope({ ...kb, knowledgeBaseId: kb.id })!);
 
 export interface A2aAgentInput {
   name?: string;
@@ -149,8 +160,8 @@ export async function createA2aAgent(env: Env, db: Database, kb: KnowledgeBase, 
   const url = parseCardUrl(input.cardUrl);
   const headers = input.headers === undefined || input.headers === null ? null : normalizeHeaders(input.headers);
   const metadata = input.metadata === undefined || input.metadata === null ? null : normalizeMetadata(input.metadata);
-  // Refused (422/400) before anything is stored.
-  const card = await fetchAgentCard(env, url);
+  // Refused (422/400) before anything is stored; fetched with the headers being registered.
+  const card = await fetchAgentCard(env, url, headers === null ? {} : (JSON.parse(headers) as Record<string, string>));
   const id = newId("a2a");
   const at = nowIso();
   const row: A2aAgent = {
@@ -180,8 +191,12 @@ export async function updateA2aAgent(env: Env, db: Database, row: A2aAgent, inpu
   const set: Partial<A2aAgent> = { updatedAt: nowIso() };
   if (input.name !== undefined) set.name = input.name;
   if (input.description !== undefined) set.description = input.description;
+  // The headers the card is fetched with: the new ones when they change in this request, else the stored ones.
+  let headers: Record<string, string> | null = null;
   if (input.headers !== undefined) {
-    set.headersEnc = input.headers === null ? null : await encryptSecret(env, normalizeHeaders(input.headers), aadOf(row.id));
+    const text = input.headers === null ? null : normalizeHeaders(input.headers);
+    headers = text === null ? {} : (JSON.parse(text) as Record<string, string>);
+    set.headersEnc = text === null ? null : await encryptSecret(env, text, aadOf(row.id));
   }
   if (input.metadata !== undefined) {
     set.metadataEnc = input.metadata === null ? null : await encryptSecret(env, normalizeMetadata(input.metadata), aadOf(row.id));
@@ -189,7 +204,7 @@ export async function updateA2aAgent(env: Env, db: Database, row: A2aAgent, inpu
   if (input.cardUrl !== undefined) {
     const url = parseCardUrl(input.cardUrl);
     if (url.toString() !== row.cardUrl || row.status === "error") {
-      set.card = await fetchAgentCard(env, url);
+      set.card = await fetchAgentCard(env, url, headers ?? (await headersOf(env, row)));
       set.cardUrl = url.toString();
       set.status = "ready";
       set.lastError = null;

@@ -6,13 +6,15 @@ import { ApiError, notFound } from "../../lib/errors";
 import type { AppEnv } from "../../types";
 import { assertActive } from "../agents/agents";
 import { executeRunJson, executeRunStream } from "../agents/execute";
-import { cancelRun, chatAgentId, getRun, startRun } from "../agents/runs";
+import { cancelRun, chatAgentId, getRun, startRun, visibleRun } from "../agents/runs";
+import { runViewerOf } from "../../auth/policy";
 import { actorOf, assertCanSpend } from "../billing/metering";
 import { assertNotTerminated, ownsChat } from "../chats/access";
 import { getChat } from "../chats/chats";
 import { stopTurn } from "../chats/session";
 import { assertKnowledgeBaseActive, resolveModel } from "../chats/turns";
 import { getKnowledgeBase } from "../knowledge-bases";
+import { taskHistory } from "./history";
 import { cardOfAgent, STATE, taskOfRun, textOf, textPart } from "./protocol";
 
 /**
@@ -56,8 +58,7 @@ export class AgentTaskHandler implements A2ARequestHandler {
     if (content.length > 32_000) throw new RequestMalformedError("The message is longer than 32,000 characters.");
     if (msg.taskId) {
       // Every task ends with its run; a finished task takes no more input.
-      const run = await getRun(db, msg.taskId);
-      if (!run || run.agentId !== this.agent.id) throw new (await sdkErrors()).TaskNotFoundError(`Task not found: ${msg.taskId}`);
+      const run = await this.runOf(msg.taskId);
       throw new UnsupportedOperationError(`Task ${run.id} is ${run.status} and cannot take more input; send a new message with its contextId instead.`);
     }
     try {
@@ -182,15 +183,17 @@ export class AgentTaskHandler implements A2ARequestHandler {
     }
   }
 
+  /** A task this caller may see: exactly the runs GET /agents/:id/runs/:runId shows it (src/auth/policy.ts). */
   private async runOf(id: string): Promise<AgentRun> {
-    const run = id ? await getRun(this.c.get("db"), id) : undefined;
-    // Tasks of this agent only (a run of another agent is not found, whatever it is).
-    if (!run || run.agentId !== this.agent.id) throw new (await sdkErrors()).TaskNotFoundError(`Task not found: ${id}`);
+    const run = await visibleRun(this.c.get("db"), this.agent.id, id ?? "", runViewerOf(this.c.get("caller")));
+    if (!run) throw new (await sdkErrors()).TaskNotFoundError(`Task not found: ${id}`);
     return run;
   }
 
+  /** The task with its history (the run's question and answer), cut to `historyLength`. */
   async getTask(params: GetTaskRequest, _context: ServerCallContext): Promise<Task> {
-    return taskOfRun(await this.runOf(params.id));
+    const run = await this.runOf(params.id);
+    return { ...taskOfRun(run), history: await taskHistory(this.c.get("db"), run, params.historyLength) };
   }
 
   async cancelTask(params: CancelTaskRequest, _context: ServerCallContext): Promise<Task> {

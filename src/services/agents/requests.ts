@@ -10,8 +10,9 @@ import { assertKnowledgeBaseActive, resolveModel } from "../chats/turns";
 import { getKnowledgeBase } from "../knowledge-bases";
 import { assertActive } from "./agents";
 import { executeRunJson, executeRunStream } from "./execute";
-import { cancelRun, chatAgentId, getRun, listRuns, publicRun, runVisible, startRun, type RunViewer } from "./runs";
+import { cancelRun, chatAgentId, getRun, listRuns, publicRun, visibleRun, startRun, type RunViewer, type StartRun } from "./runs";
 import { pageBody } from "../../lib/openapi";
+import { runViewerOf } from "../../auth/policy";
 
 /** What the runs API does for its caller: start a run (JSON or stream), list, read and stop runs. */
 
@@ -20,13 +21,12 @@ export interface RunRequest {
   /** Continue this chat of the agent (the caller's own). */
   chat_id?: string;
   external_subject_id?: string;
+  /** Earlier messages of the conversation, for a new chat (the OpenAI-compatible endpoint sends them). */
+  history?: StartRun["history"];
 }
 
-/** Whose runs a caller sees: a user their own, API keys the runs started by keys. */
-export function viewerOf(c: Context<AppEnv>): RunViewer {
-  const caller = c.get("caller");
-  return caller.type === "user" ? { userId: caller.user.id } : { apiKey: true };
-}
+/** Whose runs a caller sees (src/auth/policy.ts). */
+export const viewerOf = (c: Context<AppEnv>): RunViewer => runViewerOf(c.get("caller"));
 
 /** Authorizes and prepares a run (JSON and stream alike): every refusal comes before any work. */
 async function prepareRun(c: Context<AppEnv>, agent: Agent, body: RunRequest, streaming: boolean) {
@@ -62,6 +62,7 @@ async function prepareRun(c: Context<AppEnv>, agent: Agent, body: RunRequest, st
       externalSubjectId: body.external_subject_id ?? null,
     },
     stream: streaming,
+    history: body.chat_id ? undefined : body.history,
   });
 }
 
@@ -84,8 +85,8 @@ export async function listRunsOf(c: Context<AppEnv>, agent: Agent, q: { limit: n
 
 /** A run of this agent that the caller may see (404 otherwise). */
 export async function visibleRunOf(c: Context<AppEnv>, agent: Agent, runId: string): Promise<AgentRun> {
-  const run = await getRun(c.get("db"), runId);
-  if (!run || run.agentId !== agent.id || !(await runVisible(c.get("db"), run.id, viewerOf(c)))) throw notFound("Run");
+  const run = await visibleRun(c.get("db"), agent.id, runId, viewerOf(c));
+  if (!run) throw notFound("Run");
   return run;
 }
 

@@ -5,10 +5,14 @@ import { agentRuns, type Agent, type AgentRun, type Chat, type KnowledgeBase, ty
 import { newId } from "../../lib/ids";
 import { nowIso } from "../../lib/time";
 import type { Actor } from "../billing/metering";
-import { createChat } from "../chats/chats";
+import { createChat, seedMessages } from "../chats/chats";
 import { emptyToolSettings } from "../tools/types";
 import { pageOf } from "../../db/page";
+import { leaseUntil } from "../recovery/leases";
 import { buildSnapshot } from "./snapshot";
+import { runOwnerSeenBy, type RunViewer } from "../../auth/policy";
+
+export type { RunViewer };
 
 /**
  * Runs: one execution of an agent's pinned snapshot, through the chat's
@@ -44,24 +48,15 @@ export async function getRun(db: Database, id: string): Promise<AgentRun | undef
   return db.select().from(agentRuns).where(eq(agentRuns.id, id)).get();
 }
 
-/**
- * Whose runs a caller sees: a run's content (task, output, chat) belongs to
- * the owner of its chat, like the chat itself. A signed-in user sees the runs
- * of their own chats; a key (the application) sees the runs of key-owned chats
- * (all its end users, as its chat list does) — recorded on the run as `owner`,
- * so it holds after the chat is gone; runs that never got a chat
- * (refused before any work) carry no content and are visible to every reader.
- */
-export type RunViewer = { userId: string } | { apiKey: true };
-
+/** Whose runs a caller sees: the one rule of src/auth/policy.ts (REST run routes and A2A task methods alike). */
 function visibleTo(viewer: RunViewer): SQL {
-  const owner = "userId" in viewer ? `user:${viewer.userId}` : "app";
-  return sql`(${agentRuns.owner} IS NULL OR ${agentRuns.owner} = ${owner})`;
+  return sql`(${agentRuns.owner} IS NULL OR ${agentRuns.owner} = ${runOwnerSeenBy(viewer)})`;
 }
 
-export async function runVisible(db: Database, runId: string, viewer: RunViewer): Promise<boolean> {
-  const r = await db.select({ id: agentRuns.id }).from(agentRuns).where(and(eq(agentRuns.id, runId), visibleTo(viewer))).get();
-  return !!r;
+/** A run of `agentId` that `viewer` may see, or undefined (missing, another agent's, or someone else's). */
+export async function visibleRun(db: Database, agentId: string, runId: string, viewer: RunViewer): Promise<AgentRun | undefined> {
+  if (!runId) return undefined;
+  return db.select().from(agentRuns).where(and(eq(agentRuns.id, runId), eq(agentRuns.agentId, agentId), visibleTo(viewer))).get();
 }
 
 export async function listRuns(db: Database, agentId: string, opts: { status?: RunStatus; limit: number; offset: number; viewer: RunViewer }) {
@@ -88,6 +83,8 @@ export interface StartRun {
   runId?: string;
   depth?: number;
   stream: boolean;
+  /** The earlier messages of a conversation the client holds (OpenAI-compatible calls): written into a new chat as its history. */
+  history?: Array<{ role: "user" | "assistant"; content: string }>;
 }
 
 type Snapshot = Awaited<ReturnType<typeof buildSnapshot>>;
@@ -96,9 +93,16 @@ type Snapshot = Awaited<ReturnType<typeof buildSnapshot>>;
 export async function startRun(db: Database, s: StartRun): Promise<{ run: AgentRun; chat: Chat; cmd: TurnCommand }> {
   const snapshot = await buildSnapshot(db, s.agent, s.content);
   const chat = s.chat ?? (await newRunChat(db, s, snapshot));
+  if (!s.chat && s.history?.length) await seedMessages(db, chat.id, s.history);
   const run = await recordRun(db, s, snapshot, chat);
   return { run, chat, cmd: runCommand(s, snapshot, run, chat) };
 }
+
+/** SQL: a run in flight whose worker is gone — its own lease lapsed and its chat has no live turn. */
+export const runLeaseLapsed = (at: string) => sql`
+  ${agentRuns.status} IN ('queued', 'running')
+  AND COALESCE(${agentRuns.leaseExpiresAt}, strftime('%Y-%m-%dT%H:%M:%fZ', COALESCE(${agentRuns.startedAt}, ${agentRuns.createdAt}), '+30 seconds')) < ${at}
+  AND NOT EXISTS (SELECT 1 FROM chats c WHERE c.id = ${agentRuns.chatId} AND c.turn_lease_expires_at >= ${at})`;
 
 function newRunChat(db: Database, s: StartRun, snapshot: Snapshot): Promise<Chat> {
   return createChat(db, {
@@ -122,7 +126,7 @@ async function recordRun(db: Database, s: StartRun, snapshot: Snapshot, chat: Ch
   if (s.runId) {
     return (await db
       .update(agentRuns)
-      .set({ status: "running", chatId: chat.id, owner, snapshot, agentVersion: s.agent.agentVersion, startedAt: at })
+      .set({ status: "running", chatId: chat.id, owner, snapshot, agentVersion: s.agent.agentVersion, startedAt: at, leaseExpiresAt: leaseUntil(Date.parse(at)) })
       .where(eq(agentRuns.id, s.runId))
       .returning()
       .get())!;
@@ -148,6 +152,8 @@ async function recordRun(db: Database, s: StartRun, snapshot: Snapshot, chat: Ch
     startedAt: at,
     endedAt: null,
     createdAt: at,
+    // Held until the run's turn takes over with its own lease (see settleLapsedRuns).
+    leaseExpiresAt: leaseUntil(Date.parse(at)),
   };
   await db.insert(agentRuns).values(run);
   return run;
@@ -186,7 +192,7 @@ function runCommand(s: StartRun, snapshot: Snapshot, run: AgentRun, chat: Chat):
 
 export interface TurnEnd {
   status: "complete" | "partial" | "error";
-  stopReason?: "stopped" | "replaced" | "disconnected";
+  stopReason?: "stopped" | "replaced" | "disconnected" | "interrupted";
   error?: { code: string; message: string } | null;
   usage: RunUsage | null;
   messageId: string | null;
@@ -198,9 +204,13 @@ export function terminalOf(end: TurnEnd): { status: RunStatus; error: { code: st
   if (end.status === "complete") return { status: "completed", error: null };
   if (end.status === "partial" && end.stopReason === "stopped") return { status: "cancelled", error: null };
   if (end.status === "partial") {
-    return end.stopReason === "replaced"
-      ? { status: "failed", error: { code: "replaced", message: "A newer turn on the same chat replaced this run before its final answer" } }
-      : { status: "failed", error: { code: "interrupted", message: "The run ended before a final answer (the client disconnected)" } };
+    if (end.stopReason === "replaced") {
+      return { status: "failed", error: { code: "replaced", message: "A newer turn on the same chat replaced this run before its final answer" } };
+    }
+    if (end.stopReason === "interrupted") {
+      return { status: "failed", error: { code: "interrupted", message: "The run was interrupted before its final answer (the service stopped while it ran); its partial output is kept" } };
+    }
+    return { status: "failed", error: { code: "interrupted", message: "The run ended before a final answer (the client disconnected)" } };
   }
   return { status: "failed", error: { code: end.error?.code ?? "internal_error", message: end.error?.message ?? "The run failed" } };
 }

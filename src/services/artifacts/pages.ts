@@ -21,9 +21,14 @@ export const MARKDOWN_PAGE_CSP =
 export const HTML_WRAPPER_CSP =
   "default-src 'none'; style-src 'unsafe-inline'; frame-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
+/**
+ * The raw page of an HTML artifact cannot reach the network (API-DECISIONS "Wave 3"): no `http:`,
+ * `https:` or `*` source in any directive — inline script and styles, `data:` images, fonts and
+ * media only — so nothing a visitor types can be sent anywhere (not even as an image URL).
+ */
 export const HTML_RAW_CSP =
   "sandbox allow-scripts; default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; " +
-  "img-src https: data:; font-src https: data:; media-src https: data:; base-uri 'none'; form-action 'none'; frame-ancestors 'self'";
+  "img-src data:; font-src data:; media-src data:; connect-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'self'";
 
 const humanDate = (iso: string) =>
   new Date(iso).toLocaleDateString("en-US", { year: "numeric", month: "long", day: "numeric", timeZone: "UTC" });

@@ -1,5 +1,6 @@
 import { and, asc, desc, eq, isNull, sql, type SQL } from "drizzle-orm";
 import { inKnowledgeBase, knowledgeBaseRowScope, type ResourceScope } from "../../auth/resources";
+import { batchSql } from "../../db/batch";
 import type { Database } from "../../db/client";
 import { isUniqueViolation } from "../../db/errors";
 import { chats, messages, type Chat, type ChatSettings, type ChatTodo, type KnowledgeBase, type Message, type MessageMetadata } from "../../db/schema";
@@ -109,6 +110,8 @@ export async function createChat(db: Database, input: NewChat): Promise<Chat> {
     terminationReason: null,
     messageCount: 0,
     lastMessageAt: null,
+    turnMessageId: null,
+    turnLeaseExpiresAt: null,
     createdAt: now,
     updatedAt: now,
   };
@@ -190,12 +193,43 @@ export async function appendMessage(
   }
 }
 
+/**
+ * A conversation a client holds and sends whole (the OpenAI-compatible endpoint, agent runs started
+ * from it), written into a chat that has no messages yet: one batch, in order, so the turn that
+ * follows reads it as its history.
+ */
+export async function seedMessages(db: Database, chatId: string, items: Array<{ role: Message["role"]; content: string }>): Promise<void> {
+  const createdAt = nowIso();
+  await batchSql(
+    db,
+    items.map(
+      (m, i) => sql`INSERT INTO messages (id, chat_id, seq, role, content, status, metadata, created_at)
+        VALUES (${newId("msg")}, ${chatId}, ${i + 1}, ${m.role}, ${m.content}, 'complete', '{}', ${createdAt})`,
+    ),
+  );
+}
+
 export async function updateMessage(
   db: Database,
   id: string,
   set: { content?: string; status?: Message["status"]; metadata?: MessageMetadata },
 ): Promise<Message | undefined> {
   return db.update(messages).set(set).where(eq(messages.id, id)).returning().get();
+}
+
+export async function getMessage(db: Database, chatId: string, id: string): Promise<Message | undefined> {
+  return db.select().from(messages).where(and(eq(messages.chatId, chatId), eq(messages.id, id))).get();
+}
+
+/** The first answer after the message at `seq` (the answer to it). */
+export async function answerAfter(db: Database, chatId: string, seq: number): Promise<Message | undefined> {
+  return db
+    .select()
+    .from(messages)
+    .where(and(eq(messages.chatId, chatId), eq(messages.role, "assistant"), sql`${messages.seq} > ${seq}`))
+    .orderBy(asc(messages.seq))
+    .limit(1)
+    .get();
 }
 
 export async function listMessages(db: Database, chatId: string, page: { limit: number; offset: number }) {

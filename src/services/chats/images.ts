@@ -2,7 +2,9 @@ import type { Context } from "hono";
 import type { Chat } from "../../db/schema";
 import type { Env } from "../../env";
 import { config } from "../../lib/config";
-import { badRequest } from "../../lib/errors";
+import { ApiError, badRequest } from "../../lib/errors";
+import { assertQuotas } from "../documents/documents";
+import { BYTES_PER_GB } from "../tenants";
 import { sql } from "drizzle-orm";
 import { randomToken } from "../../lib/crypto";
 import { nowIso } from "../../lib/time";
@@ -66,16 +68,27 @@ export async function storeChatImages(c: Context<AppEnv>, chat: Chat, dataUrls: 
     }
     return { bytes, type };
   });
+  const db = c.get("db");
+  // Images count toward the tenant's storage and its quota, whatever the credential (embed tokens too).
+  await assertQuotas(db, chat.tenantId, decoded.reduce((n, d) => n + d.bytes.byteLength, 0), { documents: false });
   const base = config(c.env).publicBaseUrl;
   const out: StoredImage[] = [];
   for (const { bytes, type } of decoded) {
     const name = `${randomToken(16)}.${type.ext}`;
     const key = `${chatPrefix(chat)}${name}`;
     await c.env.BUCKET.put(key, bytes, { httpMetadata: { contentType: type.mediaType } });
-    // Recorded so that deleting the chat (or anything above it) cleans the file up.
-    await c.get("db").run(sql`
-      INSERT INTO chat_files (key, chat_id, knowledge_base_id, media_type, created_at)
-      VALUES (${key}, ${chat.id}, ${chat.knowledgeBaseId}, ${type.mediaType}, ${nowIso()})`);
+    // Recorded so that deleting the chat (or anything above it) cleans the file up and gives its bytes
+    // back; the quota is checked again in the same statement, so concurrent chats cannot overshoot it.
+    const res = await db.run(sql`
+      INSERT INTO chat_files (key, chat_id, knowledge_base_id, tenant_id, size_bytes, media_type, created_at)
+      SELECT ${key}, ${chat.id}, ${chat.knowledgeBaseId}, ${chat.tenantId}, ${bytes.byteLength}, ${type.mediaType}, ${nowIso()}
+      FROM tenants t WHERE t.id = ${chat.tenantId}
+        AND t.storage_used_bytes + ${bytes.byteLength} <= CAST(t.max_storage_gb * ${BYTES_PER_GB} AS INTEGER)`);
+    if (!res.meta.changes) {
+      await c.env.BUCKET.delete(key);
+      await assertQuotas(db, chat.tenantId, bytes.byteLength, { documents: false });
+      throw new ApiError("quota_exceeded", "The tenant's storage quota does not leave room for this image");
+    }
     out.push({ url: `${base}/chat-images/${chat.id}/${name}`, key, mediaType: type.mediaType });
   }
   return out;

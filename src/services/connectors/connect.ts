@@ -13,22 +13,33 @@ import { providerApi } from "./http";
 import { authorizationUrl, newCodeVerifier, signState, STATE_TTL_SECONDS, tokenRequest, verifyState } from "./oauth";
 import { ProviderError, type ConnectorDefinition } from "./types";
 import { aad, type Ctx, type Owner, stateAad } from "./connections";
+import { claimBrowserFlow, createBrowserFlow } from "../oauth-flows";
 
 /** Connecting an app: the redirect URL check, the authorization start, and the browser callback that stores the connection. */
 
-/** The final destination must be https (or http on localhost/127.0.0.1 outside production), without credentials. */
-export function assertRedirectUrl(env: Env, raw: string, path = "body.redirect_url"): URL {
+/**
+ * The final destination: an allow-listed origin (API-DECISIONS "Wave 3"): the service's own origin,
+ * http://localhost / 127.0.0.1 outside production, or one of `allowedOrigins` (the environments'
+ * `allowed_redirect_origins` the caller reaches); https, without credentials.
+ */
+export function assertRedirectUrl(env: Env, raw: string, allowedOrigins: readonly string[] = [], path = "body.redirect_url"): URL {
   let u: URL;
   try {
     u = new URL(raw);
   } catch {
     throw badRequest("redirect_url is not a valid URL", [{ path, message: "Must be an absolute URL" }]);
   }
-  const local = u.protocol === "http:" && (u.hostname === "localhost" || u.hostname === "127.0.0.1") && !isProduction(env);
+  const localHost = (u.hostname === "localhost" || u.hostname === "127.0.0.1") && !isProduction(env);
+  const local = localHost && (u.protocol === "http:" || u.protocol === "https:");
   if (u.protocol !== "https:" && !local) {
     throw badRequest("redirect_url must use https", [{ path, message: isProduction(env) ? "Must be https" : "Must be https, or http://localhost / http://127.0.0.1" }]);
   }
   if (u.username || u.password) throw badRequest("redirect_url must not carry credentials", [{ path, message: "No user:password@ in the URL" }]);
+  if (!local && u.origin !== new URL(config(env).publicBaseUrl).origin && !allowedOrigins.includes(u.origin)) {
+    throw badRequest(`redirect_url: ${u.origin} is not an allowed redirect origin`, [
+      { path, message: "Add the origin to the environment's allowed_redirect_origins (PATCH /environments/{id})" },
+    ]);
+  }
   return u;
 }
 
@@ -45,9 +56,9 @@ export async function connectionOf(db: Database, ownerKey: string, slug: string)
   return db.select().from(connectorConnections).where(and(eq(connectorConnections.ownerKey, ownerKey), eq(connectorConnections.slug, slug))).get();
 }
 
-export async function startConnect(ctx: Ctx, owner: Owner, slug: string, redirectUrl: string) {
+export async function startConnect(ctx: Ctx, owner: Owner, slug: string, redirectUrl: string, allowedOrigins: readonly string[] = []) {
   const def = definitionOrThrow(slug);
-  const dest = assertRedirectUrl(ctx.env, redirectUrl);
+  const dest = assertRedirectUrl(ctx.env, redirectUrl, allowedOrigins);
   const client = clientCredentials(ctx.env, slug);
   if (!client) throw badRequest(`${def.name} is not available: its OAuth app is not configured`, [{ path: "body.slug", message: "Connector not configured (CONNECTORS)" }]);
   const existing = await connectionOf(ctx.db, owner.key, slug);
@@ -69,7 +80,9 @@ export async function startConnect(ctx: Ctx, owner: Owner, slug: string, redirec
   });
   const state = await signState(ctx.env, { n: id, o: owner.key, s: slug, r: dest.toString(), e: expiresAtSeconds });
   const url = await authorizationUrl(def, endpointsOf(ctx.env, def), client, { redirectUri: callbackUrl(ctx.env), state, verifier });
-  return { redirect_url: url, already_connected: existing?.status === "connected" };
+  // The browser opens a URL on our own origin first, which binds the flow to it (src/services/oauth-flows.ts).
+  const flowUrl = await createBrowserFlow(ctx.env, ctx.db, { kind: "connector", state, authorizeUrl: url, userId: owner.kind === "user" ? owner.userId : null });
+  return { redirect_url: flowUrl, already_connected: existing?.status === "connected" };
 }
 
 /** Where the browser goes after the callback. */
@@ -87,7 +100,11 @@ export type CallbackOutcome = { refused: string } | { location: string };
  * The provider sent the browser back. The state must be ours (HMAC), unexpired and unused (its row is
  * deleted as it is read, so a replay finds nothing); only then is the destination trusted.
  */
-export async function completeConnect(ctx: Ctx, q: { code?: string; state?: string; error?: string }): Promise<CallbackOutcome> {
+export async function completeConnect(
+  ctx: Ctx,
+  q: { code?: string; state?: string; error?: string },
+  cookieOf: (name: string) => string | undefined = () => undefined,
+): Promise<CallbackOutcome> {
   if (!q.state) return { refused: "missing state" };
   const p = await verifyState(ctx.env, q.state);
   if ("refused" in p) return { refused: p.refused };
@@ -98,6 +115,9 @@ export async function completeConnect(ctx: Ctx, q: { code?: string; state?: stri
   const def = connectorBySlug(p.s);
   if (!def) return { refused: "unknown connector" };
   const fail = (code: string) => ({ location: finalUrl(p.r, p.s, code) });
+  // Only in the browser that opened the flow: another browser's callback connects nothing.
+  const flow = await claimBrowserFlow(ctx.db, q.state, cookieOf);
+  if (!flow.ok) return fail(flow.reason);
   if (q.error) return fail(/^[a-z_]{1,64}$/.test(q.error) ? q.error : "access_denied");
   if (!q.code) return fail("missing_code");
   const client = clientCredentials(ctx.env, p.s);

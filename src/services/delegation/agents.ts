@@ -5,27 +5,24 @@ import { executeRunJson } from "../agents/execute";
 import { cancelRun, startRun } from "../agents/runs";
 import { stopTurn } from "../chats/session";
 import type { DelegateResolver, DelegationOrigin } from "./types";
+import { delegationAllowed } from "../../auth/policy";
 
 /**
- * Our own agents as delegates (`agt_…`). Allowed: an active agent of the same
- * organization and environment that is not the caller itself, in the same
- * tenant, or on a knowledge base whose `agent_sharing.inbound_delegation_enabled`
- * is true. Checked when configured and again at call time.
+ * Our own agents as delegates (`agt_…`): an active agent that is not the caller itself, inside the
+ * caller's reach by the one rule of src/auth/policy.ts (the same tenant; the same knowledge base or one
+ * open to inbound delegation). Checked when configured and again at call time.
  */
 async function usable(origin: DelegationOrigin, id: string): Promise<Agent | null> {
   const agent = await getAgent(origin.db, id);
   if (!agent || agent.status !== "active") return null;
-  if (agent.organizationId !== origin.organizationId || agent.environmentId !== origin.environmentId) return null;
   if (origin.agentId && agent.id === origin.agentId) return null;
-  if (agent.tenantId === origin.tenantId && agent.knowledgeBaseId === origin.knowledgeBaseId) return agent;
   const kb = await origin.db
     .select({ inbound: knowledgeBases.inboundDelegationEnabled })
     .from(knowledgeBases)
     .where(eq(knowledgeBases.id, agent.knowledgeBaseId))
     .get();
   if (!kb) return null;
-  if (kb.inbound) return agent;
-  return null;
+  return delegationAllowed(origin, agent, kb.inbound) ? agent : null;
 }
 
 export const agentDelegates: DelegateResolver = {
@@ -43,7 +40,7 @@ export const agentDelegates: DelegateResolver = {
     });
     if (origin.depth >= 1) return fail("A delegate cannot delegate further (one hop).");
     const agent = await usable(origin, id);
-    if (!agent) return fail("This agent is not available for delegation (archived, or its knowledge base does not accept inbound delegation).");
+    if (!agent) return fail("This agent is not available for delegation (archived, in another tenant, or its knowledge base does not accept inbound delegation).");
     const kb = await origin.db.select().from(knowledgeBases).where(eq(knowledgeBases.id, agent.knowledgeBaseId)).get();
     if (!kb || kb.status !== "active") return fail("The delegate's knowledge base is inactive.");
     // Metered to the delegate's own tenant: refuse before any work when it has nothing left.

@@ -6,7 +6,8 @@ import type { config } from "../../lib/config";
 type Config = ReturnType<typeof config>;
 import { listOrganizationsForUser } from "../organizations";
 import { createSession } from "./sessions";
-import { assertNotThrottled, clearThrottle, recordThrottleEvent } from "./throttle";
+import { assertNotThrottled, clearThrottle, recentEvents, recordThrottleEvent } from "./throttle";
+import { ApiError } from "../../lib/errors";
 import { authenticateUser, createUser, normalizeEmail, publicUser } from "./users";
 
 /** Who is signing in, for throttling and the session record. */
@@ -28,21 +29,43 @@ export async function signUp(db: Database, cfg: Config, body: { email: string; p
   return { user: publicUser(user), token: session.token };
 }
 
-/** Login: repeated failures for one email are throttled; returns the user and a session token. */
+/** Seconds between two attempts on an account under attack (failures from many clients). */
+const ATTACK_PACE_SECONDS = 1;
+
+/**
+ * Login. Failures are counted per account and client address (API-DECISIONS "Wave 3"): a client
+ * that failed too often for an account waits (429, Retry-After); other clients keep signing in, so
+ * the right password is never locked out for everyone. An account failing from many clients at once
+ * is under attack: its attempts are paced (one a second, 429 with Retry-After: 1 in between).
+ */
 export async function logIn(db: Database, cfg: Config, body: { email: string; password: string }, client: ClientInfo) {
-  const subject = normalizeEmail(body.email);
-  await assertNotThrottled(db, "login_failure", subject, cfg.loginThrottleMax, cfg.loginThrottleWindowSeconds,
-    "Too many failed sign-in attempts for this email; try again later");
+  const account = normalizeEmail(body.email);
+  const pair = `${account}|${client.ip}`;
+  await assertNotThrottled(db, "login_failure", pair, cfg.loginThrottleMax, cfg.loginThrottleWindowSeconds,
+    "Too many failed sign-in attempts for this email from this address; try again later");
+  await assertAccountPaced(db, cfg, account);
   let user;
   try {
     user = await authenticateUser(db, body.email, body.password);
   } catch (e) {
-    await recordThrottleEvent(db, "login_failure", subject);
+    await Promise.all([recordThrottleEvent(db, "login_failure", pair), recordThrottleEvent(db, "login_failure", account)]);
     throw e;
   }
-  await clearThrottle(db, "login_failure", subject);
+  await clearThrottle(db, "login_failure", pair);
   const session = await createSession(db, user.id, client);
   return { user: publicUser(user), token: session.token };
+}
+
+async function assertAccountPaced(db: Database, cfg: Config, account: string) {
+  if (cfg.loginThrottleMax <= 0) return;
+  const failures = await recentEvents(db, "login_failure", account, cfg.loginThrottleWindowSeconds);
+  if (failures.count < cfg.loginThrottleMax || !failures.newest) return;
+  const wait = Date.parse(failures.newest) + ATTACK_PACE_SECONDS * 1000 - Date.now();
+  if (wait > 0) {
+    throw new ApiError("rate_limited", "This account is receiving many failed sign-in attempts; try again in a moment", {
+      headers: { "Retry-After": String(Math.ceil(wait / 1000)) },
+    });
+  }
 }
 
 /** GET /me: a user with their organizations, or an API key's own description. */

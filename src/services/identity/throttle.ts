@@ -1,4 +1,4 @@
-import { and, count, eq, gt, lt, min } from "drizzle-orm";
+import { and, count, eq, gt, lt, max as maxOf, min } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { authThrottle } from "../../db/schema";
 import { ApiError } from "../../lib/errors";
@@ -30,6 +30,17 @@ export async function assertNotThrottled(
     const retryAfter = Math.max(1, Math.ceil((freeAt - Date.now()) / 1000));
     throw new ApiError("rate_limited", message, { headers: { "Retry-After": String(retryAfter) } });
   }
+}
+
+/** How many events of `kind` for `subject` in the last `windowSeconds`, and when the newest was. */
+export async function recentEvents(db: Database, kind: Kind, subject: string, windowSeconds: number): Promise<{ count: number; newest: string | null }> {
+  const since = new Date(Date.now() - windowSeconds * 1000).toISOString();
+  const row = await db
+    .select({ n: count(), newest: maxOf(authThrottle.createdAt) })
+    .from(authThrottle)
+    .where(and(eq(authThrottle.kind, kind), eq(authThrottle.subject, subject), gt(authThrottle.createdAt, since)))
+    .get();
+  return { count: row?.n ?? 0, newest: row?.newest ?? null };
 }
 
 export async function recordThrottleEvent(db: Database, kind: Kind, subject: string): Promise<void> {

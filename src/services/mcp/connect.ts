@@ -1,4 +1,5 @@
 import type { Context } from "hono";
+import { claimBrowserFlow } from "../oauth-flows";
 import type { Database } from "../../db/client";
 import type { McpServer } from "../../db/schema";
 import type { Env } from "../../env";
@@ -36,11 +37,20 @@ export interface CallbackQuery {
  * The browser's return from the authorization server: the signed single-use state is consumed, the
  * code exchanged, and the tools listed with the new token at once, so what the user is told is true.
  */
-export async function completeMcpAuthorization(env: Env, db: Database, q: CallbackQuery): Promise<{ connected: boolean; message: string }> {
+export async function completeMcpAuthorization(
+  env: Env,
+  db: Database,
+  q: CallbackQuery,
+  cookieOf: (name: string) => string | undefined = () => undefined,
+): Promise<{ connected: boolean; message: string }> {
   if (q.error) return { connected: false, message: `The authorization server answered: ${q.error_description ?? q.error}` };
   if (!q.code || !q.state) return { connected: false, message: "The callback is missing its code or state." };
   const consumed = await consumeState(env, db, q.state);
   if ("error" in consumed) return { connected: false, message: consumed.error };
+  // Only in the browser that opened the flow (the state is used up either way).
+  if (!(await claimBrowserFlow(db, q.state, cookieOf)).ok) {
+    return { connected: false, message: "This authorization was not started in this browser (flow_not_started_here); start it again from here." };
+  }
   let name: string;
   try {
     name = (await finishAuthorization(env, db, consumed.serverId, q.code)).name;

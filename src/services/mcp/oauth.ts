@@ -1,4 +1,5 @@
 import { and, eq } from "drizzle-orm";
+import { createBrowserFlow } from "../oauth-flows";
 import type { OAuthClientProvider, OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import type { Database } from "../../db/client";
@@ -184,8 +185,8 @@ export async function consumeState(env: Env, db: Database, state: string): Promi
 
 // ---- Start and callback ------------------------------------------------------
 
-/** Begins an authorization for a registration: the URL the signed-in administrator is sent to. */
-export async function startAuthorization(env: Env, db: Database, row: McpServer, scope?: string): Promise<string> {
+/** Begins an authorization for a registration: the URL (on our origin) the signed-in administrator's browser opens. */
+export async function startAuthorization(env: Env, db: Database, row: McpServer, startedBy: string, scope?: string): Promise<string> {
   if (row.auth === "credentials") throw new ApiError("conflict", "This server is registered with credentials; register it again without them to use OAuth");
   if (row.auth === "none" && row.status === "ready") throw new ApiError("conflict", "This server did not ask for an authorization");
   const { auth } = await import("@modelcontextprotocol/sdk/client/auth.js");
@@ -208,7 +209,8 @@ export async function startAuthorization(env: Env, db: Database, row: McpServer,
   if (result !== "REDIRECT" || !provider.authorizationUrl) {
     throw new ApiError("conflict", "The server did not ask for an authorization");
   }
-  return provider.authorizationUrl;
+  // The browser opens a URL on our own origin first, which binds the flow to it (src/services/oauth-flows.ts).
+  return createBrowserFlow(env, db, { kind: "mcp", state, authorizeUrl: provider.authorizationUrl, userId: startedBy });
 }
 
 /** Exchanges the code of a callback (after `consumeState`); tokens are sealed into the row. */

@@ -7,7 +7,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import path from "node:path";
 
-const root = path.join(import.meta.dirname, "..");
+const root = path.join(import.meta.dirname, "../../..");
 const sources = [path.join(root, "src/console"), path.join(root, "package-lock.json"), import.meta.filename];
 const built = path.join(root, "dist/assets/console/index.html");
 const swagger = path.join(root, "dist/assets/swagger/swagger-ui-bundle.js");
@@ -29,5 +29,5 @@ const vite = spawnSync("npx", ["vite", "build", "--config", "src/console/vite.co
   env: { ...process.env, NODE_ENV: "production" },
 });
 if (vite.status !== 0) process.exit(vite.status ?? 1);
-const copy = spawnSync(process.execPath, [path.join(root, "scripts/copy-swagger.mjs")], { cwd: root, stdio: "inherit" });
+const copy = spawnSync(process.execPath, [path.join(root, "src/console/scripts/copy-swagger.mjs")], { cwd: root, stdio: "inherit" });
 process.exit(copy.status ?? 1);

@@ -7,8 +7,8 @@
  */
 import { writeFileSync } from "node:fs";
 import path from "node:path";
-import { freePort } from "../test/e2e/browser-helpers.ts";
-import { root, startDevServer } from "../test/bench/lib.ts";
+import { freePort } from "../../../test/e2e/browser-helpers.ts";
+import { root, startDevServer } from "../../../test/bench/lib.ts";
 import { documentHash, generateSchema } from "./openapi-types.ts";
 
 const existing = process.argv[2];

@@ -3,7 +3,7 @@
 import { cpSync, mkdirSync } from "node:fs";
 import path from "node:path";
 
-const root = path.join(import.meta.dirname, "..");
+const root = path.join(import.meta.dirname, "../../..");
 const from = path.join(root, "node_modules/swagger-ui-dist");
 const to = path.join(root, "dist/assets/swagger");
 mkdirSync(to, { recursive: true });
