@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { readdirSync } from "node:fs";
 import path from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
@@ -8,7 +9,7 @@ const root = path.join(import.meta.dirname, "..");
 
 /** The workerd suite's projects, by test folder (every folder of test/ with Worker tests is in exactly one). */
 export const WORKER_GROUPS: Record<string, string[]> = {
-  "workers-core": ["foundation", "organizations", "lib", "billing", "skills", "artifacts", "retrieval"],
+  "workers-core": ["foundation", "organizations", "lib", "billing", "skills", "artifacts", "retrieval", "console"],
   "workers-answers": ["documents", "chats", "tools", "embed", "memory"],
   "workers-tools": ["mcp", "connectors", "agents", "a2a", "tables", "protocols", "recovery"],
 };
@@ -70,8 +71,19 @@ function dropLateMessages(plugin: ReturnType<typeof cloudflareTest>): ReturnType
   } as ReturnType<typeof cloudflareTest>;
 }
 
+/**
+ * The Worker's static assets (the console and the Swagger files, dist/assets) are built by `npm test`'s
+ * pretest; a run of single files with `npx vitest` builds them here (a no-op when they are newer than the
+ * console's sources), since the pool would otherwise start and answer 404 for every asset.
+ */
+function ensureAssets() {
+  const r = spawnSync(process.execPath, [path.join(root, "src/console/scripts/build-assets.mjs")], { cwd: root, stdio: "inherit" });
+  if (r.status !== 0) throw new Error("npm run build:assets failed");
+}
+
 export default defineConfig(async () => {
   assertGroupsCoverTests();
+  ensureAssets();
   const migrations = await readD1Migrations(path.join(root, "migrations"));
   // Local protocol servers (see test/servers); their URLs reach the Worker as TEST_SERVERS.
   const servers = await startTestServers();
