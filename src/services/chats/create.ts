@@ -9,7 +9,7 @@ import { getKnowledgeBase, knowledgeBaseFor } from "../knowledge-bases";
 import { assertSubjectParam, authorizeChat, effectiveSubject } from "./access";
 import { appendMessage, createChat, getChat, publicChat, truncateTitle } from "./chats";
 import { storeChatImages } from "./images";
-import { runTurnJson } from "./session";
+import { answeredOrThrow, runTurnJson } from "./session";
 import { canReadShared, FORK_SEED_LIMIT, shareSafeMessages, shareSafeMetadata } from "./sharing";
 import { assertKnowledgeBaseActive, prepareTurn, resolveModel, resolveTurnExtras, type ChatPlacement } from "./turns";
 
@@ -83,7 +83,7 @@ export async function createChatWithFirstTurn(c: Context<AppEnv>, body: CreateCh
   if (!body.message) return { chat: publicChat((await getChat(db, chat.id))!) };
 
   const cmd = await prepareTurn(c, caller, chat, kb, { content: body.message, model, mode: body.agent_mode, websearch: body.websearch_enable, operation: "chat", extras: body, images, spend });
-  const outcome = await runTurnJson(c.env, cmd);
+  const outcome = answeredOrThrow(await runTurnJson(c.env, cmd));
   const fresh = (await getChat(db, chat.id))!;
   return { chat: publicChat(fresh), user_message: outcome.user_message, assistant_message: outcome.assistant_message, usage: outcome.usage };
 }
