@@ -4,7 +4,7 @@ import { bodyLimit } from "hono/body-limit";
 import { requestId } from "hono/request-id";
 import { authenticate } from "./auth/middleware";
 import { rateLimit } from "./auth/rate-limit";
-import { createDb } from "./db/client";
+import { openDb } from "./db/client";
 import { cors } from "./lib/cors";
 import { ApiError } from "./lib/errors";
 import { onError, onNotFound } from "./lib/error-handler";
@@ -29,6 +29,7 @@ import { skillRoutes } from "./routes/skills";
 import { tableRoutes } from "./routes/tables";
 import { tenantRoutes } from "./routes/tenants";
 import { mcpRoutes } from "./routes/mcp";
+import { oauthConsentRoutes } from "./routes/mcp/oauth-consent";
 import { signedUrlRoutes } from "./routes/uploads";
 import type { AppEnv } from "./types";
 import { embedRoutes } from "./routes/embed";
@@ -128,7 +129,7 @@ export function createApp() {
   app.use("*", echoRequestId);
   app.use("*", cors);
   app.use("*", async (c, next) => {
-    c.set("db", createDb(c.env.DB));
+    c.set("db", openDb(c.env));
     c.set("caller", null as never); // set by authenticate on /api/v1
     await next();
   });
@@ -140,6 +141,8 @@ export function createApp() {
   app.route("/", signedUrlRoutes);
   // The embeddable chat widget (GET /widget.js) and its development demo (GET /embed/demo).
   app.route("/", widgetRoutes);
+  // The consent page of the MCP endpoint's OAuth server (/oauth/authorize); the provider serves the rest (src/index.ts).
+  app.route("/", oauthConsentRoutes);
 
   documentApi(app);
   app.get("/", (c) =>

@@ -19,6 +19,8 @@ export interface Env {
 
   /** `development` (default), `test` or `production`. */
   ENVIRONMENT?: string;
+  /** Benchmarks only (npm run bench:latency): milliseconds added to every D1 round trip (src/db/distance.ts). */
+  SIMULATED_D1_RTT_MS?: string;
   /** Origin used in links the service hands out (share URLs, published pages). */
   PUBLIC_BASE_URL?: string;
   /** Comma-separated origins allowed to make cookie-authenticated browser calls. */
@@ -125,6 +127,10 @@ export interface Env {
   CONNECTORS?: string;
   /** JSON `{"<slug>": {"authorize_url", "token_url", "api_base_url"}}`: other endpoints for a connector (ignored in production). */
   CONNECTOR_ENDPOINTS?: string;
+
+  // ---- OAuth for the knowledge-base MCP endpoint (src/services/mcp-oauth) ----
+  /** Clients, grants and tokens of the OAuth authorization server (@cloudflare/workers-oauth-provider). */
+  OAUTH_KV: KVNamespace;
 }
 
 type AppBindings = Env;

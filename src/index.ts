@@ -1,5 +1,5 @@
 import { createApp } from "./app";
-import { createDb } from "./db/client";
+import { openDb } from "./db/client";
 import type { Env } from "./env";
 import { runHousekeeping } from "./services/housekeeping";
 import { sweepSchedules } from "./services/agents/scheduler";
@@ -8,6 +8,8 @@ import { dispatchQueue } from "./services/queues";
 import "./services/ingest/consumer";
 import "./services/documents/cleanup";
 import "./services/agents/cleanup";
+import "./services/mcp-oauth/lifecycle";
+import { isForOAuthProvider, oauthProvider } from "./services/mcp-oauth/provider";
 
 export { LocalVectorIndex } from "./services/vector-index/local";
 
@@ -20,7 +22,11 @@ export { AgentScheduler } from "./durable/agent-scheduler";
 const app = createApp();
 
 export default {
-  fetch: app.fetch,
+  // The OAuth provider answers its own endpoints and OAuth tokens on /api/v1/mcp (then hands those to
+  // the app); everything else, API keys on /api/v1/mcp included, goes to the app as it is.
+  fetch(request: Request, env: Env, ctx: ExecutionContext): Response | Promise<Response> {
+    return isForOAuthProvider(request) ? oauthProvider(env, app).fetch(request, env, ctx) : app.fetch(request, env, ctx);
+  },
 
   async queue(batch: MessageBatch<unknown>, env: Env, ctx: ExecutionContext): Promise<void> {
     await dispatchQueue(batch, env, ctx);
@@ -30,9 +36,9 @@ export default {
     const at = new Date(controller.scheduledTime);
     // "* * * * *": the agent-schedule safety net; any other cron (every 5 minutes): housekeeping.
     if (controller.cron === "* * * * *") {
-      ctx.waitUntil(sweepSchedules(env, createDb(env.DB), at, (p) => ctx.waitUntil(p)));
+      ctx.waitUntil(sweepSchedules(env, openDb(env), at, (p) => ctx.waitUntil(p)));
       return;
     }
-    ctx.waitUntil(runHousekeeping(createDb(env.DB), env, at));
+    ctx.waitUntil(runHousekeeping(openDb(env), env, at));
   },
 } satisfies ExportedHandler<Env>;

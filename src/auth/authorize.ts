@@ -26,7 +26,8 @@ import { keyReach } from "./policy";
  *      Reach: users reach organizations they are members of; keys reach their
  *      organization, their environment, the tenants of their allowlist (all
  *      tenants when it is empty, or with `admin:full`) and, when restricted,
- *      one knowledge base.
+ *      one knowledge base (an OAuth grant of the MCP endpoint: the knowledge
+ *      bases its member picked).
  *   5. User role lacking -> 403.
  *   6. Writes in an inactive or suspended organization -> 403.
  */

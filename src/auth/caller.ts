@@ -21,6 +21,22 @@ export interface KeyCaller {
    * src/auth/embed.ts from one of its origins, and acts as one end user (`subject`).
    */
   embed?: EmbedGrant;
+  /**
+   * Set when the bearer credential is an OAuth access token of the knowledge-base MCP endpoint
+   * (src/services/mcp-oauth): the caller then behaves as a key of the grant's tenant with only
+   * `query:rag` and `documents:read`, further limited to the knowledge bases the member picked
+   * (`key.id` is the grant's id), and is accepted only on POST /api/v1/mcp (src/auth/oauth.ts).
+   */
+  oauth?: OAuthGrant;
+}
+
+export interface OAuthGrant {
+  grantId: string;
+  /** The member who approved the grant; it works only while they belong to the organization. */
+  userId: string;
+  clientId: string;
+  /** The knowledge bases the member picked, all of `key.tenantIds[0]`. */
+  knowledgeBaseIds: readonly string[];
 }
 
 export interface EmbedGrant {

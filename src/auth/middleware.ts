@@ -7,7 +7,9 @@ import { resolveApiKey } from "../services/api-keys";
 import { looksLikeEmbedToken, resolveEmbedToken } from "../services/embed/tokens";
 import { resolveSession, SESSION_COOKIE, SESSION_TTL_MS } from "../services/identity/sessions";
 import type { AppEnv } from "../types";
+import { resolveOAuthCaller } from "../services/mcp-oauth/grants";
 import { assertEmbedRequestAllowed } from "./embed";
+import { assertOAuthRequestAllowed, verifiedOAuthToken } from "./oauth";
 import { isPublicApiPath } from "./public-paths";
 
 const UNSAFE = new Set(["POST", "PUT", "PATCH", "DELETE"]);
@@ -33,7 +35,8 @@ export function clearSessionCookie(c: Context<AppEnv>) {
 
 /**
  * Resolves the caller from `Authorization: Bearer kbk_...` (or an embed token
- * `kbe_...`, src/auth/embed.ts) or the session
+ * `kbe_...`, src/auth/embed.ts, or an OAuth access token of the MCP endpoint,
+ * src/auth/oauth.ts) or the session
  * cookie and stores it in `c.var.caller`. A bad bearer credential is always
  * 401; a stale cookie makes the request anonymous, and an anonymous request is
  * answered 401 here unless its path is public (src/auth/public-paths.ts), so
@@ -46,6 +49,14 @@ export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
   if (authz !== undefined) {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(authz);
     if (!m) throw new ApiError("unauthorized", "Authorization header must be 'Bearer <API key>'");
+    const oauthToken = verifiedOAuthToken(c.req.raw);
+    if (oauthToken) {
+      // An OAuth access token the provider already validated (src/auth/oauth.ts): a key restricted to its grant.
+      const caller = await resolveOAuthCaller(db, oauthToken);
+      assertOAuthRequestAllowed(c, caller);
+      c.set("caller", caller);
+      return next();
+    }
     if (looksLikeEmbedToken(m[1])) {
       // Embed tokens (kbe_...): only the widget's chat routes, only from the token's origins.
       const caller = await resolveEmbedToken(db, m[1]);

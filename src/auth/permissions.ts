@@ -77,6 +77,16 @@ export const PERMISSIONS = {
    * organization's integrations (like API keys), so a viewer cannot hand out bearer credentials.
    */
   "embed:mint": { roles: WRITERS, scope: "query:rag", write: true },
+
+  // ---- Wave 3 ----
+  /**
+   * OAuth clients of the knowledge-base MCP endpoint (GET/DELETE /mcp/oauth/grants). Any member lists
+   * and revokes the grants they approved themselves; owners see and revoke all of the organization's
+   * (src/services/mcp-oauth/grants.ts). Revoking is allowed while inactive: it only removes access.
+   * Never keys (U only).
+   */
+  "mcp_oauth:read": { roles: ALL, write: false },
+  "mcp_oauth:revoke": { roles: ALL, write: true, whileInactive: true },
 } as const satisfies Record<string, PermissionRule>;
 
 export type Permission = keyof typeof PERMISSIONS;

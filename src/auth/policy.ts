@@ -22,6 +22,8 @@ export function keyReach(key: KeyCaller, scope: ResourceScope): Reach {
   if (scope.environmentId && scope.environmentId !== key.key.environmentId) return "outside";
   if (scope.tenantId && !key.isAdmin && key.key.tenantIds.length > 0 && !key.key.tenantIds.includes(scope.tenantId)) return "outside";
   if (scope.knowledgeBaseId && key.key.knowledgeBaseId && scope.knowledgeBaseId !== key.key.knowledgeBaseId) return "outside";
+  // An MCP OAuth grant (src/services/mcp-oauth) names its knowledge bases: the same restriction, for several.
+  if (scope.knowledgeBaseId && key.oauth && !key.oauth.knowledgeBaseIds.includes(scope.knowledgeBaseId)) return "outside";
   return "ok";
 }
 

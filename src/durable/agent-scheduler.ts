@@ -1,6 +1,6 @@
 import { Agent } from "agents";
 import { eq } from "drizzle-orm";
-import { createDb } from "../db/client";
+import { openDb } from "../db/client";
 import { agents } from "../db/schema";
 import { getAgent } from "../services/agents/agents";
 import { nextOccurrence } from "../services/agents/schedule";
@@ -32,7 +32,7 @@ export class AgentScheduler extends Agent<Cloudflare.Env> {
   }
 
   private async armNext(agentId: string, after: Date): Promise<{ next_run_at: string | null }> {
-    const db = createDb(this.env.DB);
+    const db = openDb(this.env);
     const agent = await getAgent(db, agentId);
     if (!agent || agent.status !== "active" || !agent.scheduleEnabled || !agent.scheduleCron) {
       if (agent) await db.update(agents).set({ nextRunAt: null }).where(eq(agents.id, agentId));
@@ -56,7 +56,7 @@ export class AgentScheduler extends Agent<Cloudflare.Env> {
     };
     // Claim the occurrence first (its start time), then arm the next one, then do the work.
     try {
-      await runOccurrence(this.env, createDb(this.env.DB), payload.agentId, payload.scheduledFor, armNext);
+      await runOccurrence(this.env, openDb(this.env), payload.agentId, payload.scheduledFor, armNext);
     } finally {
       if (!armed) await armNext();
     }
@@ -64,6 +64,6 @@ export class AgentScheduler extends Agent<Cloudflare.Env> {
 
   /** Runs one occurrence now (the sweep's catch-up); a duplicate is a no-op. */
   async runNow(agentId: string, scheduledFor: string): Promise<{ result: OccurrenceResult }> {
-    return { result: await runOccurrence(this.env, createDb(this.env.DB), agentId, scheduledFor) };
+    return { result: await runOccurrence(this.env, openDb(this.env), agentId, scheduledFor) };
   }
 }

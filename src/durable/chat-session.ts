@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import { createDb } from "../db/client";
+import { openDb, type Database } from "../db/client";
 import type { KnowledgeBase } from "../db/schema";
 import type { Env } from "../env";
 import { config } from "../lib/config";
@@ -92,7 +92,7 @@ export class ChatSession extends DurableObject<Env> {
     const cmd = (await request.json()) as TurnCommand;
     // One active turn per chat: the new one replaces the old one.
     await this.stop("replaced");
-    const db = createDb(this.env.DB);
+    const db = openDb(this.env);
     const req = await this.turnRequest(db, cmd);
     if (!req) return Response.json({ error: { code: "not_found", message: "Chat not found" } }, { status: 404 });
     const deps = { db, env: this.env };
@@ -100,7 +100,7 @@ export class ChatSession extends DurableObject<Env> {
   }
 
   /** The turn as the pipeline takes it: the chat read now (after any replaced turn saved its part), its knowledge base and model. */
-  private async turnRequest(db: ReturnType<typeof createDb>, cmd: TurnCommand): Promise<TurnRequest | null> {
+  private async turnRequest(db: Database, cmd: TurnCommand): Promise<TurnRequest | null> {
     const chat = await getChat(db, cmd.chatId);
     const kb = !chat ? undefined : cmd.kb?.id === chat.knowledgeBaseId ? cmd.kb : await getKnowledgeBase(db, chat.knowledgeBaseId);
     const model = getModel(this.env, cmd.modelId);

@@ -3,6 +3,7 @@ import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { AppEnv } from "../types";
 import { isPublicPath } from "../auth/middleware";
+import { isMcpEndpointPath, mcpChallenge } from "../auth/oauth";
 import { ApiError, unauthorized, type ErrorDetail } from "./errors";
 
 function render(
@@ -14,8 +15,12 @@ function render(
   headers?: Record<string, string>,
 ) {
   const request_id = c.get("requestId") ?? "";
-  // RFC 9110: a 401 names the scheme it wants (API keys as bearer tokens; A2A clients read it).
-  if (status === 401 && !headers?.["WWW-Authenticate"]) headers = { ...headers, "WWW-Authenticate": 'Bearer realm="api"' };
+  // RFC 9110: a 401 names the scheme it wants (API keys as bearer tokens; A2A clients read it). On the
+  // MCP endpoint it also points at the OAuth metadata (RFC 9728), where MCP clients start OAuth.
+  if (status === 401 && !headers?.["WWW-Authenticate"]) {
+    const challenge = isMcpEndpointPath(new URL(c.req.url).pathname) ? mcpChallenge(c.env) : 'Bearer realm="api"';
+    headers = { ...headers, "WWW-Authenticate": challenge };
+  }
   return c.json(
     { error: { code, message, ...(details?.length ? { details } : {}), request_id } },
     status,

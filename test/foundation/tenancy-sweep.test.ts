@@ -241,6 +241,8 @@ describe("tenancy: no route lets an outsider read or change a tenant's resources
     // Running and stopping an agent is asking questions too (agents:run), also over A2A.
     // Connected apps are personal: any member (viewers too) connects their own accounts (src/auth/permissions.ts).
     // Reads sent as POST (a body too large for a query string) are not writes: read-only SQL (documents:read).
+    // Any member revokes the OAuth clients they connected themselves (src/auth/permissions.ts mcp_oauth:revoke);
+    // another member's grant is 404 to them (test/mcp/oauth-endpoint.test.ts).
     const readPosts = new Set(["POST /api/v1/knowledge-bases/{id}/sql"]);
     const writes = operations.filter(
       (o) =>
@@ -248,6 +250,7 @@ describe("tenancy: no route lets an outsider read or change a tenant's resources
         !o.path.startsWith("/api/v1/chats") &&
         !o.path.startsWith("/uploads/") &&
         !o.path.startsWith("/api/v1/connectors") &&
+        !o.path.startsWith("/api/v1/mcp/oauth/grants") &&
         !readPosts.has(`${o.method} ${o.path}`) &&
         !/^\/api\/v1\/agents\/\{id\}\/(messages|runs\/|a2a$)/.test(o.path),
     );

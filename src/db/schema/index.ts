@@ -14,3 +14,4 @@ export * from "./memory";
 export * from "./embed";
 export * from "./connectors";
 export * from "./oauth-flows";
+export * from "./mcp-oauth";

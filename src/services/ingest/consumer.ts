@@ -1,5 +1,5 @@
 import { and, eq, sql } from "drizzle-orm";
-import { createDb, type Database } from "../../db/client";
+import { openDb, type Database } from "../../db/client";
 import { documents } from "../../db/schema";
 import type { Env } from "../../env";
 import { nowIso } from "../../lib/time";
@@ -72,7 +72,7 @@ function logOutcome(id: string, outcome: ProcessOutcome) {
  * the others.
  */
 export async function consumeIngest(batch: MessageBatch<unknown>, env: Env): Promise<void> {
-  const db = createDb(env.DB);
+  const db = openDb(env);
   const deadLetter = batch.queue.endsWith("-dlq");
   for (const message of batch.messages) {
     try {

@@ -16,22 +16,25 @@ import { getKnowledgeBase, knowledgeBaseScope } from "../knowledge-bases";
 
 /**
  * Each knowledge base as an MCP server: POST /api/v1/mcp (Streamable HTTP,
- * stateless, JSON responses) authenticated with an API key. The tools act as
+ * stateless, JSON responses) authenticated with an API key or an OAuth access
+ * token (src/services/mcp-oauth: a key limited to its grant). The tools act as
  * that key, through the same authorization layer as the REST routes: a key sees
  * only its environment, its allowed tenants and (when restricted) its one
- * knowledge base; `ask` is metered like fast-query.
+ * knowledge base, or a grant's; `ask` is metered like fast-query.
  */
 
 type Ctx = Context<AppEnv>;
 const DEFAULT_MODEL = "local-extractive";
 const MAX_LISTED = 200;
 
-/** Knowledge bases the key may use: its environment, its tenant allowlist, its one knowledge base. */
+/** Knowledge bases the key may use: its environment, its tenant allowlist, its one knowledge base (a grant's several). */
 export async function reachableKnowledgeBases(c: Ctx, key: KeyCaller): Promise<KnowledgeBase[]> {
   const k = key.key;
   const conditions = [eq(knowledgeBases.organizationId, k.organizationId), eq(knowledgeBases.environmentId, k.environmentId)];
   if (!key.isAdmin && k.tenantIds.length) conditions.push(inArray(knowledgeBases.tenantId, k.tenantIds));
   if (k.knowledgeBaseId) conditions.push(eq(knowledgeBases.id, k.knowledgeBaseId));
+  // An OAuth grant names the knowledge bases its member picked (src/auth/authorize.ts keyReach does the same).
+  if (key.oauth) conditions.push(inArray(knowledgeBases.id, [...key.oauth.knowledgeBaseIds]));
   return c
     .get("db")
     .select()
@@ -47,7 +50,7 @@ async function resolveKb(c: Ctx, key: KeyCaller, id: string | undefined): Promis
   if (!id) {
     const all = await reachableKnowledgeBases(c, key);
     if (all.length === 1) return all[0];
-    throw new ApiError("invalid_request", "knowledge_base_id is required: this API key reaches several knowledge bases (call list_knowledge_bases)");
+    throw new ApiError("invalid_request", "knowledge_base_id is required: this credential reaches several knowledge bases (call list_knowledge_bases)");
   }
   const kb = await getKnowledgeBase(c.get("db"), id);
   await authorize(c, "query:rag", knowledgeBaseScope(kb), { what: "Knowledge base" });
@@ -79,7 +82,7 @@ function renderPassages(passages: Source[]): string {
     .join("\n\n");
 }
 
-const kbIdInput = z.string().min(1).max(128).optional().describe("The knowledge base; optional when the key reaches only one (see list_knowledge_bases)");
+const kbIdInput = z.string().min(1).max(128).optional().describe("The knowledge base; optional when this connection reaches only one (see list_knowledge_bases)");
 
 async function listKnowledgeBasesTool(c: Ctx, key: KeyCaller) {
   const kbs = (await reachableKnowledgeBases(c, key)).map((kb) => ({ id: kb.id, name: kb.name, description: kb.description, tenant_id: kb.tenantId, status: kb.status }));
@@ -135,7 +138,7 @@ export async function buildKbMcpServer(c: Ctx, key: KeyCaller) {
   const server = new McpServer({ name: "kb-chat-service", version: "1.0.0" });
   server.registerTool(
     "list_knowledge_bases",
-    { description: "The knowledge bases this API key may search and ask.", inputSchema: {} },
+    { description: "The knowledge bases this connection may search and ask.", inputSchema: {} },
     async () => asTool(() => listKnowledgeBasesTool(c, key)),
   );
   server.registerTool(

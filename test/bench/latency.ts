@@ -1,0 +1,137 @@
+/**
+ * `npm run bench:latency`: the hot paths with simulated distance to the database. Each round starts a
+ * local `wrangler dev` whose every D1 round trip waits SIMULATED_D1_RTT_MS (src/db/distance.ts; never
+ * set in production), then times, per path, the first byte, the first SSE event (streams) and the end.
+ * The number of SEQUENTIAL D1 round trips on each path is what the simulated distance adds, divided by
+ * it: (time at RTT r − time at RTT 0) / r. Medians of BENCH_REPEAT calls per path.
+ *
+ *   BENCH_RTTS=0,50,150   simulated round-trip times (ms); the first must be 0
+ *   BENCH_REPEAT=5        calls per path and RTT
+ *   BENCH_PORT=8795
+ */
+import { api, setUpKnowledgeBase, startDevServer, uploadAndWait, type ApiAuth } from "./lib.ts";
+
+const RTTS = (process.env.BENCH_RTTS ?? "0,50,150").split(",").map(Number);
+const REPEAT = Number(process.env.BENCH_REPEAT ?? 5);
+const PORT = Number(process.env.BENCH_PORT ?? 8795);
+
+interface Timing {
+  firstByte: number;
+  firstEvent: number | null;
+  done: number;
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** Times one request: headers (first byte), the first SSE `data:` line, the end of the body. */
+async function timed(base: string, path: string, auth: ApiAuth, body: unknown, headers: Record<string, string> = {}): Promise<Timing> {
+  const t0 = performance.now();
+  const res = await fetch(`${base}${path}`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", ...(auth.key ? { Authorization: `Bearer ${auth.key}` } : {}), ...headers },
+    body: JSON.stringify(body),
+  });
+  const firstByte = performance.now() - t0;
+  let firstEvent: number | null = null;
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    text += decoder.decode(value, { stream: true });
+    if (firstEvent === null && text.includes("data:")) firstEvent = performance.now() - t0;
+  }
+  if (!res.ok) throw new Error(`${path} -> ${res.status}: ${text.slice(0, 300)}`);
+  return { firstByte, firstEvent: res.headers.get("content-type")?.includes("event-stream") ? firstEvent : null, done: performance.now() - t0 };
+}
+
+type Path = { name: string; run: () => Promise<Timing> };
+
+async function pathsOf(base: string) {
+  const { cookie, kb, org, envId } = await setUpKnowledgeBase(base, "latency");
+  await uploadAndWait(base, { cookie }, kb, "handbook.md", "# Handbook\n\n## Refunds\nRefunds are paid within 5 business days of the request.\n");
+  const key = (await api(base, `/environments/${envId}/api-keys`, { cookie, body: { name: "bench", scopes: ["query:rag", "documents:read", "agents:write", "agents:read"] } })).body.key as string;
+  const auth = { key };
+  const agent = (await api(base, "/agents", { ...auth, body: { tenant_id: org.default_tenant_id, knowledge_base_id: kb.id, name: "Desk", goal: "Answer from the handbook", model: "local-extractive", agent_mode: "quick" } })).body;
+  const newChat = async () => {
+    const id = crypto.randomUUID();
+    await api(base, "/chats", { ...auth, body: { id, tenant_id: kb.tenant_id, knowledge_base_id: kb.id, model: "local-extractive" } });
+    return id;
+  };
+  const q = "How long do refunds take?";
+  const turn = { content: q, model: "local-extractive", agent_mode: "quick" };
+  const paths: Path[] = [
+    { name: "streamed answer", run: async () => timed(base, `/api/v1/chats/${await newChat()}/messages/stream`, auth, turn) },
+    { name: "JSON answer", run: async () => timed(base, `/api/v1/chats/${await newChat()}/messages`, auth, turn) },
+    { name: "fast-raw-query", run: () => timed(base, "/api/v1/chats/fast-raw-query", auth, { knowledge_base_id: kb.id, query: q }) },
+    {
+      name: "MCP search tool",
+      run: () =>
+        timed(base, "/api/v1/mcp", auth, { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "search", arguments: { query: q, knowledge_base_id: kb.id } } }, {
+          Accept: "application/json, text/event-stream",
+        }),
+    },
+    {
+      name: "A2A SendMessage",
+      run: () =>
+        timed(base, `/api/v1/agents/${agent.id}/a2a`, auth, { jsonrpc: "2.0", id: 1, method: "SendMessage", params: { message: { messageId: crypto.randomUUID(), role: "ROLE_USER", parts: [{ text: q }] } } }, {
+          "A2A-Version": "1.0",
+        }),
+    },
+  ];
+  return paths;
+}
+
+async function measure(rtt: number): Promise<Map<string, Timing>> {
+  console.log(`round at simulated D1 RTT ${rtt} ms: starting wrangler dev ...`);
+  const server = await startDevServer({ port: PORT, vars: { SIMULATED_D1_RTT_MS: String(rtt) } });
+  try {
+    const paths = await pathsOf(server.base);
+    const out = new Map<string, Timing>();
+    for (const p of paths) {
+      await p.run(); // warm-up
+      const runs: Timing[] = [];
+      for (let i = 0; i < REPEAT; i++) runs.push(await p.run());
+      out.set(p.name, {
+        firstByte: median(runs.map((r) => r.firstByte)),
+        firstEvent: runs[0].firstEvent === null ? null : median(runs.map((r) => r.firstEvent!)),
+        done: median(runs.map((r) => r.done)),
+      });
+    }
+    return out;
+  } finally {
+    await server.stop();
+  }
+}
+
+async function main() {
+  if (RTTS[0] !== 0) throw new Error("BENCH_RTTS must start with 0 (the baseline)");
+  const rounds = new Map<number, Map<string, Timing>>();
+  for (const rtt of RTTS) rounds.set(rtt, await measure(rtt));
+  const base = rounds.get(0)!;
+  const ms = (x: number | null) => (x === null ? "—" : `${x.toFixed(0)} ms`);
+  const trips = (x: number | null, b: number | null, rtt: number) => (x === null || b === null || rtt === 0 ? "" : ` (${((x - b) / rtt).toFixed(1)} RT)`);
+  console.log(`\nbench:latency — medians of ${REPEAT} calls; RT = sequential D1 round trips = added time / simulated RTT`);
+  console.log(["path".padEnd(18), "RTT".padStart(5), "first byte".padStart(22), "first event".padStart(22), "done".padStart(22)].join(" "));
+  for (const name of base.keys()) {
+    for (const rtt of RTTS) {
+      const t = rounds.get(rtt)!.get(name)!;
+      const b = base.get(name)!;
+      console.log(
+        [
+          name.padEnd(18),
+          String(rtt).padStart(5),
+          `${ms(t.firstByte)}${trips(t.firstByte, b.firstByte, rtt)}`.padStart(22),
+          `${ms(t.firstEvent)}${trips(t.firstEvent, b.firstEvent, rtt)}`.padStart(22),
+          `${ms(t.done)}${trips(t.done, b.done, rtt)}`.padStart(22),
+        ].join(" "),
+      );
+    }
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
