@@ -97,7 +97,7 @@ describe("README.md", () => {
     }
     work = mkdtempSync(path.join(tmpdir(), "kb-readme-work-"));
     mkdirSync(path.join(work, ".blocks"));
-    const env: NodeJS.ProcessEnv = { ...process.env };
+    const env: NodeJS.ProcessEnv = { ...process.env, SEED_CACHE: path.join(work, "seed.json") };
     for (const name of [...knownVariables(), "BASE", "API", "KEY", "AUTH", "COOKIE"]) delete env[name];
     session = new Session(work, env);
   }, 180_000);

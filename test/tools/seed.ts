@@ -18,7 +18,8 @@ import path from "node:path";
 import { SCOPES } from "../../src/auth/scopes.ts";
 
 const root = path.join(import.meta.dirname, "../..");
-const CACHE = path.join(root, ".wrangler", "seed.json");
+/** Where the key and ids are remembered (the doc runner points it at its scratch directory). */
+const CACHE = process.env.SEED_CACHE ?? path.join(root, ".wrangler", "seed.json");
 const BASE = (process.env.BASE ?? "http://localhost:8787").replace(/\/+$/, "").replace(/\/api\/v1$/, "");
 const API = `${BASE}/api/v1`;
 const PASSWORD = "correct-horse-battery";
