@@ -2,6 +2,7 @@ import type { MiddlewareHandler } from "hono";
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { bodyLimit } from "hono/body-limit";
 import { requestId } from "hono/request-id";
+import { getPath } from "hono/utils/url";
 import { authenticate } from "./auth/middleware";
 import { rateLimit } from "./auth/rate-limit";
 import { openDb } from "./db/client";
@@ -30,6 +31,7 @@ import { tableRoutes } from "./routes/tables";
 import { tenantRoutes } from "./routes/tenants";
 import { mcpRoutes } from "./routes/mcp";
 import { oauthConsentRoutes } from "./routes/mcp/oauth-consent";
+import { openaiRoutes } from "./routes/openai";
 import { signedUrlRoutes } from "./routes/uploads";
 import type { AppEnv } from "./types";
 import { embedRoutes } from "./routes/embed";
@@ -77,6 +79,8 @@ function createApi() {
   // Retrieval evaluation (npm run eval:retrieval); answers 404 unless EVAL_ENDPOINTS=true outside production.
   api.route("/", evalRoutes);
   api.route("/", mcpRoutes);
+  // OpenAI-compatible chat completions and models (API keys).
+  api.route("/", openaiRoutes);
   api.route("/", memoryRoutes);
   api.route("/", embedRoutes);
   return api;
@@ -122,8 +126,19 @@ function documentApi(app: OpenAPIHono<AppEnv>) {
   app.get("/swagger/:file", swaggerAsset);
 }
 
+/**
+ * The protocol endpoints (`/api/v1/mcp`, `/api/v1/agents/:id/a2a`) also answer with a trailing slash:
+ * MCP and A2A clients configured with a base URL often add one. Every other path stays strict.
+ */
+const PROTOCOL_TRAILING_SLASH = /^\/api\/v1\/(mcp|agents\/[^/]+\/a2a)\/$/;
+
+export function routingPath(request: Request): string {
+  const path = getPath(request);
+  return PROTOCOL_TRAILING_SLASH.test(path) ? path.slice(0, -1) : path;
+}
+
 export function createApp() {
-  const app = new OpenAPIHono<AppEnv>();
+  const app = new OpenAPIHono<AppEnv>({ getPath: routingPath });
 
   app.use("*", requestId({ headerName: "X-Request-Id" }));
   app.use("*", echoRequestId);

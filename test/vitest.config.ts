@@ -10,7 +10,7 @@ const root = path.join(import.meta.dirname, "..");
 export const WORKER_GROUPS: Record<string, string[]> = {
   "workers-core": ["foundation", "organizations", "lib", "billing", "skills", "artifacts", "retrieval"],
   "workers-answers": ["documents", "chats", "tools", "embed", "memory"],
-  "workers-tools": ["mcp", "connectors", "agents", "a2a", "tables"],
+  "workers-tools": ["mcp", "connectors", "agents", "a2a", "tables", "protocols"],
 };
 
 /**

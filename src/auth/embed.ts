@@ -5,13 +5,15 @@ import type { KeyCaller } from "./caller";
 
 /**
  * Where an embed token (`Bearer kbe_...`) is accepted: the chat routes a widget needs, and only those
- * (API-DECISIONS "Embedding the chat": create, send, stream, stop, messages, follow-up questions).
+ * (API-DECISIONS "Embedding the chat": create, send, stream — also as the AI SDK UI message stream —, stop,
+ * messages, follow-up questions).
  * Paths are relative to /api/v1. Everything else answers 403 before any lookup.
  */
 export const EMBED_ROUTES: readonly { method: string; path: RegExp }[] = [
   { method: "POST", path: /^\/chats$/ }, // create a chat
   { method: "POST", path: /^\/chats\/[^/]+\/messages$/ }, // send
   { method: "POST", path: /^\/chats\/[^/]+\/messages\/stream$/ }, // stream
+  { method: "POST", path: /^\/chats\/[^/]+\/ui-stream$/ }, // stream for the AI SDK's useChat
   { method: "POST", path: /^\/chats\/[^/]+\/stop$/ }, // stop
   { method: "GET", path: /^\/chats\/[^/]+\/messages$/ }, // list messages
   { method: "POST", path: /^\/chats\/follow-up-questions$/ }, // follow-up questions

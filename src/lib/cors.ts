@@ -3,11 +3,29 @@ import type { AppEnv } from "../types";
 import { config } from "./config";
 
 const ALLOW_METHODS = "GET, POST, PUT, PATCH, DELETE, OPTIONS";
-const ALLOW_HEADERS = "Authorization, Content-Type, X-Request-Id, Last-Event-ID";
-const EXPOSE_HEADERS = "X-Request-Id, Retry-After, Content-Type";
+/**
+ * Request headers a page may send: our own, the MCP and A2A protocol headers (their browser SDKs send
+ * them on every call), the SSE resume header, and the headers the `openai` package adds to each
+ * request (so it can call /openai from a page).
+ */
+const ALLOW_HEADERS = [
+  "Authorization",
+  "Content-Type",
+  "X-Request-Id",
+  "Last-Event-ID",
+  "Mcp-Protocol-Version",
+  "Mcp-Session-Id",
+  "A2A-Version",
+  "A2A-Extensions",
+  "X-A2A-Extensions",
+  ...["Arch", "Helper-Method", "Lang", "OS", "Package-Version", "Retry-Count", "Runtime", "Runtime-Version", "Timeout"].map((h) => `X-Stainless-${h}`),
+].join(", ");
+/** Response headers a page may read: the 401 challenge (MCP and A2A clients read it), the MCP session, ours. */
+const EXPOSE_HEADERS = "WWW-Authenticate, Mcp-Session-Id, X-Request-Id, Retry-After, Content-Type";
 
 /**
- * CORS (API-DECISIONS.md, "Browsers"): any origin may call the API with an API
+ * CORS (API-DECISIONS.md, "Browsers"; wave 3 "Protocols at the edge of the
+ * browser"): any origin may call the API with an API
  * key (no credentials: `Access-Control-Allow-Origin: *`); only ALLOWED_ORIGINS
  * get `Access-Control-Allow-Credentials`, so only they can make
  * cookie-authenticated calls.

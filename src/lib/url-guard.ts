@@ -125,12 +125,21 @@ export interface FetchedPage {
 export async function guardedFetch(
   env: Env,
   input: URL | string,
-  opts: { accept?: string; maxBytes?: number; timeoutMs?: number; maxRedirects?: number; allowStatus?: (s: number) => boolean } = {},
+  opts: {
+    accept?: string;
+    maxBytes?: number;
+    timeoutMs?: number;
+    maxRedirects?: number;
+    allowStatus?: (s: number) => boolean;
+    /** Extra request headers (credentials of a registration): sent only while the URL stays on the first URL's origin. */
+    headers?: Record<string, string>;
+  } = {},
 ): Promise<FetchedPage> {
   const policy = guardPolicy(env);
   const maxBytes = opts.maxBytes ?? FETCH_MAX_BYTES;
   const signal = AbortSignal.timeout(opts.timeoutMs ?? FETCH_TIMEOUT_MS);
   let url = typeof input === "string" ? normalizeUserUrl(input) : new URL(input.toString());
+  const firstOrigin = url.origin;
   const seconds = Math.round((opts.timeoutMs ?? FETCH_TIMEOUT_MS) / 1000);
   try {
     for (let hop = 0; ; hop++) {
@@ -142,7 +151,8 @@ export async function guardedFetch(
           method: "GET",
           redirect: "manual",
           signal,
-          headers: { "User-Agent": USER_AGENT, Accept: opts.accept ?? "*/*" },
+          // A redirect elsewhere does not take the caller's credentials with it (as browsers drop Authorization).
+          headers: { ...(url.origin === firstOrigin ? opts.headers : {}), "User-Agent": USER_AGENT, Accept: opts.accept ?? "*/*" },
         });
       } catch (e) {
         if (signal.aborted) throw fetchFailed(`${url.host} did not answer within ${seconds} s`);

@@ -48,7 +48,8 @@ describe("our agents as A2A agents", () => {
   it("serves a public card naming the bearer scheme; unknown and archived agents are 404", async () => {
     const { org, kb, auth } = await kbWithDocument();
     const agent = await createAgent(auth, kb, { description: "Answers refund questions" });
-    const r = await call(`/agents/${agent.id}/a2a/.well-known/agent-card.json`);
+    // The 1.0 card (without a version header it is the 0.3 card: test/a2a/compat.test.ts).
+    const r = await call(`/agents/${agent.id}/a2a/.well-known/agent-card.json`, { headers: { "A2A-Version": "1.0" } });
     const card = expectStatus(r, 200);
     expect(card).toMatchObject({ name: "Refund helper", description: "Answers refund questions", version: "1" });
     expect(card.supportedInterfaces[0]).toMatchObject({ url: `${API}/agents/${agent.id}/a2a`, protocolBinding: "JSONRPC", protocolVersion: "1.0" });

@@ -4,12 +4,13 @@ import { kbWithDocument } from "../chats/chat-helpers";
 import { createAgent, runAgent } from "../agents/agent-helpers";
 import { register } from "../a2a/a2a-helpers";
 import { mint, SITE } from "../embed/embed-helpers";
+import { connectByOAuth } from "../mcp/oauth-helpers";
 import { addMember, call, createKb, createKey, createOrg, createTenant, expectStatus, type ApiResponse } from "../helpers";
 
 /**
  * Door by door (issue 23): the REST sweeps (sweep.test.ts, tenancy-sweep.test.ts) walk the OpenAPI
  * routes; this one tries each resource kind through every OTHER door that reaches it — the A2A
- * JSON-RPC methods, the knowledge-base MCP tools, delegation, embed tokens, registration secrets —
+ * JSON-RPC methods, the knowledge-base MCP tools (with keys and OAuth tokens), delegation, embed tokens, registration secrets —
  * as every kind of outsider. One table: a door added to the A2A handler or the MCP server without a
  * row here fails the coverage checks at the bottom. Each door also has an insider who does reach the
  * resource, so a door that refuses everyone (a test that cannot fail) is caught too.
@@ -18,7 +19,10 @@ import { addMember, call, createKb, createKey, createOrg, createTenant, expectSt
 type Auth = { cookie?: string; key?: string; headers?: Record<string, string> };
 type Outcome = "reached" | "refused";
 
-const OUTSIDERS = ["another organization's owner", "another organization's key", "another tenant's key", "a key of another knowledge base", "a viewer", "an embed token of another knowledge base"] as const;
+const OUTSIDERS = [
+  "another organization's owner", "another organization's key", "another tenant's key", "a key of another knowledge base", "a viewer",
+  "an embed token of another knowledge base", "an MCP OAuth token of another knowledge base",
+] as const;
 type OutsiderName = (typeof OUTSIDERS)[number];
 
 async function world() {
@@ -48,6 +52,7 @@ async function world() {
     "a key of another knowledge base": { auth: { key: (await createKey(org, { scopes: all, knowledge_base_id: sideKb.id })).key }, home: sideKb },
     "a viewer": { auth: { cookie: viewer.cookie }, home: sideKb },
     "an embed token of another knowledge base": { auth: { key: (await mint(owner, otherTenantKb)).token, headers: { Origin: SITE } }, home: otherTenantKb },
+    "an MCP OAuth token of another knowledge base": { auth: { key: (await connectByOAuth(org.owner.cookie, [sideKb.id])).saved!.access_token }, home: sideKb },
   };
   const insiderKey = (await createKey(org, { scopes: all })).key;
   return { org, kb, dev, agent, run: run.run, chatId: run.chat_id as string, a2a, delegate, openKb, outsiders, insiderKey };
@@ -83,6 +88,17 @@ const reachedKb = (r: ApiResponse, kbId: string): Outcome => {
   const text = JSON.stringify(result);
   return text.includes(kbId) || /refund/i.test(text) ? "reached" : "refused";
 };
+
+const openai = (auth: Auth, model: string) =>
+  call("/openai/chat/completions", { ...auth, body: { model, messages: [{ role: "user", content: "What is the refund policy?" }] } });
+const openaiReached = (r: ApiResponse): Outcome => (r.status === 200 && /refund/i.test(JSON.stringify(r.body?.choices ?? "")) ? "reached" : "refused");
+
+const uiStream = (w: World, auth: Auth) =>
+  call(`/chats/${w.chatId}/ui-stream`, {
+    ...auth,
+    body: { id: w.chatId, trigger: "submit-message", messages: [{ id: crypto.randomUUID(), role: "user", parts: [{ type: "text", text: "And the refund window?" }] }] },
+  });
+const uiStreamReached = (r: ApiResponse): Outcome => (r.status === 200 && String(r.body).includes("text-delta") ? "reached" : "refused");
 
 interface Door {
   door: string;
@@ -142,7 +158,7 @@ const DOORS: Door[] = [
   {
     door: "delegation (a chat's delegate_agent_ids)",
     resource: "agent of a knowledge base open to inbound delegation",
-    outsiders: ["another organization's owner", "another organization's key", "another tenant's key", "an embed token of another knowledge base"],
+    outsiders: ["another organization's owner", "another organization's key", "another tenant's key", "an embed token of another knowledge base", "an MCP OAuth token of another knowledge base"],
     legit: "members and keys of the same tenant may delegate to a knowledge base that opted in",
     attempt: async (w, auth, home) => ((await chatWithDelegate(auth, home, w.delegate.id)).status === 201 ? "reached" : "refused"),
     insider: async (w) => ((await chatWithDelegate({ key: w.insiderKey }, { id: w.kb.id, tenant_id: w.kb.tenant_id }, w.delegate.id)).status === 201 ? "reached" : "refused"),
@@ -156,7 +172,7 @@ const DOORS: Door[] = [
   {
     door: "delegation (an agent's delegate_agent_ids)",
     resource: "agent of a knowledge base open to inbound delegation",
-    outsiders: ["another organization's owner", "another organization's key", "another tenant's key", "an embed token of another knowledge base"],
+    outsiders: ["another organization's owner", "another organization's key", "another tenant's key", "an embed token of another knowledge base", "an MCP OAuth token of another knowledge base"],
     legit: "members and keys of the same tenant may delegate to a knowledge base that opted in",
     attempt: async (w, auth, home) =>
       (await call("/agents", { ...auth, body: { tenant_id: home.tenant_id, knowledge_base_id: home.id, name: "x", goal: "g", model: "local-extractive", delegate_agent_ids: [w.delegate.id] } })).status === 201 ? "reached" : "refused",
@@ -166,7 +182,7 @@ const DOORS: Door[] = [
   {
     door: "embed-token chat (POST /chats)",
     resource: "knowledge base",
-    outsiders: ["another organization's owner", "another organization's key", "another tenant's key", "a key of another knowledge base", "an embed token of another knowledge base"],
+    outsiders: ["another organization's owner", "another organization's key", "another tenant's key", "a key of another knowledge base", "an embed token of another knowledge base", "an MCP OAuth token of another knowledge base"],
     legit: "a viewer is a member: members may chat with every knowledge base of their organization",
     attempt: async (w, auth) => ((await call("/chats", { ...auth, body: { id: crypto.randomUUID(), tenant_id: w.kb.tenant_id, knowledge_base_id: w.kb.id, model: "local-extractive", message: "refund?" } })).status === 201 ? "reached" : "refused"),
     insider: async (w) => {
@@ -174,6 +190,30 @@ const DOORS: Door[] = [
       const r = await call("/chats", { key: token, headers: { Origin: SITE }, body: { id: crypto.randomUUID(), tenant_id: w.kb.tenant_id, knowledge_base_id: w.kb.id, model: "local-extractive", message: "refund?" } });
       return r.status === 201 ? "reached" : "refused";
     },
+  },
+  {
+    door: "OpenAI-compatible chat completions (model kb:<id>)",
+    resource: "knowledge base",
+    attempt: async (w, auth) => openaiReached(await openai(auth, `kb:${w.kb.id}`)),
+    insider: async (w) => openaiReached(await openai({ key: w.insiderKey }, `kb:${w.kb.id}`)),
+  },
+  {
+    door: "OpenAI-compatible chat completions (model agent:<id>)",
+    resource: "agent",
+    attempt: async (w, auth) => openaiReached(await openai(auth, `agent:${w.agent.id}`)),
+    insider: async (w) => openaiReached(await openai({ key: w.insiderKey }, `agent:${w.agent.id}`)),
+  },
+  {
+    door: "OpenAI-compatible model list (GET /openai/models)",
+    resource: "knowledge base and agent ids",
+    attempt: async (w, auth) => (JSON.stringify((await call("/openai/models", auth)).body).includes(w.kb.id) ? "reached" : "refused"),
+    insider: async (w) => (JSON.stringify((await call("/openai/models", { key: w.insiderKey })).body).includes(w.kb.id) ? "reached" : "refused"),
+  },
+  {
+    door: "AI SDK UI stream (POST /chats/{id}/ui-stream)",
+    resource: "chat (a member's run conversation)",
+    attempt: async (w, auth) => uiStreamReached(await uiStream(w, auth)),
+    insider: async (w) => uiStreamReached(await uiStream(w, { cookie: w.dev.cookie })),
   },
   {
     door: "A2A registration read (GET /knowledge-bases/{id}/a2a-agents)",

@@ -36,6 +36,8 @@ const UNADDRESSED = new Set([
   // The knowledge-base MCP endpoint names no resource in the request; it serves the key's own knowledge bases
   // (other tenants' are refused inside its tools: test/mcp/kb-endpoint.test.ts).
   "POST /api/v1/mcp",
+  // Likewise the OpenAI-compatible model list: the key's own knowledge bases and agents (test/protocols/openai.test.ts).
+  "GET /api/v1/openai/models",
   // Public by decision: an agent's A2A card is a discovery document (src/auth/public-paths.ts).
   "GET /api/v1/agents/{id}/a2a/.well-known/agent-card.json",
   // The connector catalog is the same for everyone; the OAuth callback is public and trusts only its signed state.
@@ -140,12 +142,17 @@ async function victimWithEverything() {
     cardUrl: "https://example.com/.well-known/agent-card.json",
     slug: "github", slugs: ["github"], redirect_url: "https://app.example.com/connected",
   };
+  // The protocol doors take their protocol's body: an OpenAI request naming the knowledge base, useChat's messages.
+  const protocolBodies: Record<string, unknown> = {
+    "POST /api/v1/openai/chat/completions": { model: `kb:${kb.id}`, messages: [{ role: "user", content: body.content }] },
+    "POST /api/v1/chats/{id}/ui-stream": { messages: [{ id: "m1", role: "user", parts: [{ type: "text", text: body.content }] }] },
+  };
   const bodyFor = (o: Operation) =>
     o.method === "GET" || o.method === "DELETE"
       ? undefined
       : o.method === "PATCH" && o.path === "/api/v1/artifacts/{id}"
         ? { edits: body.edits } // artifact updates take edits or title/summary, not both
-        : body;
+        : (protocolBodies[`${o.method} ${o.path}`] ?? body);
 
   const spec = (await (await fetchWorker("/openapi.json")).json()) as { paths: Record<string, Record<string, unknown>> };
   const operations: Operation[] = Object.entries(spec.paths).flatMap(([path, ops]) =>

@@ -16,6 +16,7 @@ import { LegacyJsonRpcTransportHandler } from "@a2a-js/sdk/compat/v0_3/server";
  * compatibility handler):
  *   GET  /.well-known/agent-card.json   a 1.0 card (JSON-RPC at /rpc, streaming)
  *   GET  /v03/.well-known/agent-card.json  a 0.3 card (url /rpc, protocolVersion 0.3.0)
+ *   GET  /private/.well-known/agent-card.json  the 1.0 card, only with `Authorization: Bearer remote-secret` (401 otherwise)
  *   GET  /invalid-card.json             JSON that is not a card
  *   GET  /not-json                      an HTML page
  *   POST /rpc                           JSON-RPC; records the request headers
@@ -28,6 +29,8 @@ import { LegacyJsonRpcTransportHandler } from "@a2a-js/sdk/compat/v0_3/server";
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const text = (value: string): Part => ({ content: { $case: "text", value }, metadata: undefined, filename: "", mediaType: "text/plain" });
 export const REMOTE_FACT = "The Zorblax warranty lasts 7 years.";
+/** The credential the private card asks for (registrations store it in their headers). */
+export const PRIVATE_CARD_SECRET = "remote-secret";
 
 function card1(base: string): AgentCard {
   return {
@@ -136,6 +139,10 @@ export async function handler(req: http.IncomingMessage, res: http.ServerRespons
   }
   if (req.method === "GET" && url.pathname === "/.well-known/agent-card.json") return json(200, AgentCard.toJSON(card1(self.url)));
   if (req.method === "GET" && url.pathname === "/v03/.well-known/agent-card.json") return json(200, card03(self.url));
+  if (req.method === "GET" && url.pathname === "/private/.well-known/agent-card.json") {
+    if (req.headers.authorization !== `Bearer ${PRIVATE_CARD_SECRET}`) return json(401, { error: "unauthorized" });
+    return json(200, AgentCard.toJSON(card1(self.url)));
+  }
   if (req.method === "GET" && url.pathname === "/invalid-card.json") return json(200, { hello: "world", skills: "none" });
   if (req.method === "GET" && url.pathname === "/not-json") {
     res.writeHead(200, { "Content-Type": "text/html" });

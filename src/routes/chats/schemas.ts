@@ -129,3 +129,25 @@ export const TodoSchema = z
 export const TurnResponseSchema = z
   .object({ user_message: MessageSchema, assistant_message: MessageSchema, usage: UsageSchema })
   .openapi("TurnResponse");
+
+/** A message as the AI SDK's `useChat` sends it (a UIMessage); only text parts are read. */
+const UiMessage = z
+  .object({
+    id: z.string().max(200).optional(),
+    role: z.enum(["system", "user", "assistant"]),
+    parts: z.array(z.object({ type: z.string().max(100), text: z.string().max(MAX_CONTENT).optional() }).passthrough()).max(500),
+  })
+  .passthrough();
+
+export const UiStreamBody = SendMessageBody.omit({ content: true, model: true, agent_mode: true })
+  .extend({
+    id: z.string().max(200).optional().openapi({ description: "useChat's chat id (the path names the chat)" }),
+    messages: z.array(UiMessage).min(1).max(2000).openapi({
+      description: "useChat's messages: the last one (a user message) is the new question; the history is the chat's own",
+    }),
+    trigger: z.enum(["submit-message", "regenerate-message"]).default("submit-message"),
+    messageId: z.string().max(200).optional(),
+    model: z.string().min(1).max(200).optional().openapi({ description: "Default: the chat's model" }),
+    agent_mode: z.enum(AGENT_MODES).optional().openapi({ description: "Default: the chat's mode" }),
+  })
+  .openapi("UiStreamRequest");

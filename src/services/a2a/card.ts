@@ -102,9 +102,13 @@ export function validateCard(raw: unknown): StoredAgentCard {
   };
 }
 
-/** GETs the card through the URL guard (422 fetch_failed when unreachable, 422 invalid_agent_card when not a card). */
-export async function fetchAgentCard(env: Env, url: URL): Promise<StoredAgentCard> {
-  const page = await guardedFetch(env, url, { accept: "application/json", maxBytes: CARD_MAX_BYTES, timeoutMs: CARD_TIMEOUT_MS });
+/**
+ * GETs the card through the URL guard with the registration's stored headers (a card behind the same
+ * credentials as the agent; not sent on a redirect to another origin). 422 fetch_failed when
+ * unreachable, 422 invalid_agent_card when not a card.
+ */
+export async function fetchAgentCard(env: Env, url: URL, headers: Record<string, string> = {}): Promise<StoredAgentCard> {
+  const page = await guardedFetch(env, url, { accept: "application/json", maxBytes: CARD_MAX_BYTES, timeoutMs: CARD_TIMEOUT_MS, headers });
   let parsed: unknown;
   try {
     parsed = JSON.parse(new TextDecoder().decode(page.body));

@@ -160,8 +160,8 @@ export async function createA2aAgent(env: Env, db: Database, kb: KnowledgeBase, 
   const url = parseCardUrl(input.cardUrl);
   const headers = input.headers === undefined || input.headers === null ? null : normalizeHeaders(input.headers);
   const metadata = input.metadata === undefined || input.metadata === null ? null : normalizeMetadata(input.metadata);
-  // Refused (422/400) before anything is stored.
-  const card = await fetchAgentCard(env, url);
+  // Refused (422/400) before anything is stored; fetched with the headers being registered.
+  const card = await fetchAgentCard(env, url, headers === null ? {} : (JSON.parse(headers) as Record<string, string>));
   const id = newId("a2a");
   const at = nowIso();
   const row: A2aAgent = {
@@ -191,8 +191,12 @@ export async function updateA2aAgent(env: Env, db: Database, row: A2aAgent, inpu
   const set: Partial<A2aAgent> = { updatedAt: nowIso() };
   if (input.name !== undefined) set.name = input.name;
   if (input.description !== undefined) set.description = input.description;
+  // The headers the card is fetched with: the new ones when they change in this request, else the stored ones.
+  let headers: Record<string, string> | null = null;
   if (input.headers !== undefined) {
-    set.headersEnc = input.headers === null ? null : await encryptSecret(env, normalizeHeaders(input.headers), aadOf(row.id));
+    const text = input.headers === null ? null : normalizeHeaders(input.headers);
+    headers = text === null ? {} : (JSON.parse(text) as Record<string, string>);
+    set.headersEnc = text === null ? null : await encryptSecret(env, text, aadOf(row.id));
   }
   if (input.metadata !== undefined) {
     set.metadataEnc = input.metadata === null ? null : await encryptSecret(env, normalizeMetadata(input.metadata), aadOf(row.id));
@@ -200,7 +204,7 @@ export async function updateA2aAgent(env: Env, db: Database, row: A2aAgent, inpu
   if (input.cardUrl !== undefined) {
     const url = parseCardUrl(input.cardUrl);
     if (url.toString() !== row.cardUrl || row.status === "error") {
-      set.card = await fetchAgentCard(env, url);
+      set.card = await fetchAgentCard(env, url, headers ?? (await headersOf(env, row)));
       set.cardUrl = url.toString();
       set.status = "ready";
       set.lastError = null;

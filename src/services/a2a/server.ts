@@ -14,6 +14,7 @@ import { getChat } from "../chats/chats";
 import { stopTurn } from "../chats/session";
 import { assertKnowledgeBaseActive, resolveModel } from "../chats/turns";
 import { getKnowledgeBase } from "../knowledge-bases";
+import { taskHistory } from "./history";
 import { cardOfAgent, STATE, taskOfRun, textOf, textPart } from "./protocol";
 
 /**
@@ -189,8 +190,10 @@ export class AgentTaskHandler implements A2ARequestHandler {
     return run;
   }
 
+  /** The task with its history (the run's question and answer), cut to `historyLength`. */
   async getTask(params: GetTaskRequest, _context: ServerCallContext): Promise<Task> {
-    return taskOfRun(await this.runOf(params.id));
+    const run = await this.runOf(params.id);
+    return { ...taskOfRun(run), history: await taskHistory(this.c.get("db"), run, params.historyLength) };
   }
 
   async cancelTask(params: CancelTaskRequest, _context: ServerCallContext): Promise<Task> {

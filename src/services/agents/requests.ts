@@ -10,7 +10,7 @@ import { assertKnowledgeBaseActive, resolveModel } from "../chats/turns";
 import { getKnowledgeBase } from "../knowledge-bases";
 import { assertActive } from "./agents";
 import { executeRunJson, executeRunStream } from "./execute";
-import { cancelRun, chatAgentId, getRun, listRuns, publicRun, visibleRun, startRun, type RunViewer } from "./runs";
+import { cancelRun, chatAgentId, getRun, listRuns, publicRun, visibleRun, startRun, type RunViewer, type StartRun } from "./runs";
 import { pageBody } from "../../lib/openapi";
 import { runViewerOf } from "../../auth/policy";
 
@@ -21,6 +21,8 @@ export interface RunRequest {
   /** Continue this chat of the agent (the caller's own). */
   chat_id?: string;
   external_subject_id?: string;
+  /** Earlier messages of the conversation, for a new chat (the OpenAI-compatible endpoint sends them). */
+  history?: StartRun["history"];
 }
 
 /** Whose runs a caller sees (src/auth/policy.ts). */
@@ -60,6 +62,7 @@ async function prepareRun(c: Context<AppEnv>, agent: Agent, body: RunRequest, st
       externalSubjectId: body.external_subject_id ?? null,
     },
     stream: streaming,
+    history: body.chat_id ? undefined : body.history,
   });
 }
 

@@ -5,7 +5,7 @@ import { agentRuns, type Agent, type AgentRun, type Chat, type KnowledgeBase, ty
 import { newId } from "../../lib/ids";
 import { nowIso } from "../../lib/time";
 import type { Actor } from "../billing/metering";
-import { createChat } from "../chats/chats";
+import { createChat, seedMessages } from "../chats/chats";
 import { emptyToolSettings } from "../tools/types";
 import { pageOf } from "../../db/page";
 import { buildSnapshot } from "./snapshot";
@@ -82,6 +82,8 @@ export interface StartRun {
   runId?: string;
   depth?: number;
   stream: boolean;
+  /** The earlier messages of a conversation the client holds (OpenAI-compatible calls): written into a new chat as its history. */
+  history?: Array<{ role: "user" | "assistant"; content: string }>;
 }
 
 type Snapshot = Awaited<ReturnType<typeof buildSnapshot>>;
@@ -90,6 +92,7 @@ type Snapshot = Awaited<ReturnType<typeof buildSnapshot>>;
 export async function startRun(db: Database, s: StartRun): Promise<{ run: AgentRun; chat: Chat; cmd: TurnCommand }> {
   const snapshot = await buildSnapshot(db, s.agent, s.content);
   const chat = s.chat ?? (await newRunChat(db, s, snapshot));
+  if (!s.chat && s.history?.length) await seedMessages(db, chat.id, s.history);
   const run = await recordRun(db, s, snapshot, chat);
   return { run, chat, cmd: runCommand(s, snapshot, run, chat) };
 }

@@ -1,5 +1,6 @@
 import { and, asc, desc, eq, isNull, sql, type SQL } from "drizzle-orm";
 import { inKnowledgeBase, knowledgeBaseRowScope, type ResourceScope } from "../../auth/resources";
+import { batchSql } from "../../db/batch";
 import type { Database } from "../../db/client";
 import { isUniqueViolation } from "../../db/errors";
 import { chats, messages, type Chat, type ChatSettings, type ChatTodo, type KnowledgeBase, type Message, type MessageMetadata } from "../../db/schema";
@@ -188,6 +189,22 @@ export async function appendMessage(
       throw e;
     }
   }
+}
+
+/**
+ * A conversation a client holds and sends whole (the OpenAI-compatible endpoint, agent runs started
+ * from it), written into a chat that has no messages yet: one batch, in order, so the turn that
+ * follows reads it as its history.
+ */
+export async function seedMessages(db: Database, chatId: string, items: Array<{ role: Message["role"]; content: string }>): Promise<void> {
+  const createdAt = nowIso();
+  await batchSql(
+    db,
+    items.map(
+      (m, i) => sql`INSERT INTO messages (id, chat_id, seq, role, content, status, metadata, created_at)
+        VALUES (${newId("msg")}, ${chatId}, ${i + 1}, ${m.role}, ${m.content}, 'complete', '{}', ${createdAt})`,
+    ),
+  );
 }
 
 export async function updateMessage(

@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import type { z } from "@hono/zod-openapi";
 import type { CreateChatBody, SendMessageBody } from "../../routes/chats/schemas";
 import { notFound } from "../../lib/errors";
-import type { KnowledgeBase } from "../../db/schema";
+import type { Chat, KnowledgeBase } from "../../db/schema";
 import type { AppEnv } from "../../types";
 import { assertCanSpend } from "../billing/metering";
 import { getKnowledgeBase, knowledgeBaseFor } from "../knowledge-bases";
@@ -91,6 +91,11 @@ export async function createChatWithFirstTurn(c: Context<AppEnv>, body: CreateCh
 /** Authorizes and validates a message for an existing chat (JSON send and stream alike): the turn command. */
 export async function sendCommand(c: Context<AppEnv>, chatId: string, body: SendMessageInput) {
   const { chat } = await authorizeChat(c, chatId, body.external_subject_id);
+  return commandForChat(c, chat, body);
+}
+
+/** The turn command of a message for a chat the caller was authorized for (authorizeChat). */
+export async function commandForChat(c: Context<AppEnv>, chat: Chat, body: SendMessageInput) {
   // Started now, so it overlaps the knowledge base query; prepareTurn reports it in its order
   // (observed here too, for when the knowledge base is not found first).
   const spend = assertCanSpend(c.get("db"), chat.tenantId);
