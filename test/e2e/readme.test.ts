@@ -81,6 +81,44 @@ async function startStack(): Promise<{ child: ChildProcess; port: number; stackB
   return { child, port, stackBase, state, log: () => log };
 }
 
+describe("the doc runner itself", () => {
+  const sample = [
+    "# Guide", "", "## Start", "", "```sh", "npm install", "npm start   # serves http://localhost:8787", "```", "",
+    "## Use", "", "```sh", "# needs: dev:stack", "curl -s http://localhost:8787/api/v1/x   # expect: \"ok\":true", "echo 127.0.0.1:8702/open   # expect: /open$/m", "```", "",
+    "```sh", "# needs: a Cloudflare account", "npx wrangler deploy", "```", "",
+    "```ts", "// test/docs/snippets/x.ts", "console.log(1);", "```",
+  ].join("\n");
+
+  it("reads blocks, markers and snippet files, and relocates the README's ports", () => {
+    const blocks = codeBlocks(sample, "sh");
+    expect(blocks.map((b) => [b.index, b.line, b.heading])).toEqual([[1, 5, "Start"], [2, 12, "Use"], [3, 18, "Use"]]);
+    expect(blocks[1].expects).toEqual(['"ok":true', /open$/m]);
+    expect(blocks.map(notRunReason)).toEqual(["installs, starts or tests the service: the runner does that itself", null, "needs a Cloudflare account"]);
+    expect(relocate(blocks[1].code, 40001, 30000)).toContain("http://localhost:40001/api/v1/x");
+    expect(relocate(blocks[1].code, 40001, 30000)).toContain("127.0.0.1:30002/open");
+    expect(snippetPath(codeBlocks(sample, "ts")[0])).toBe("test/docs/snippets/x.ts");
+  });
+
+  it("a block fails on an unmet expect line, and on a failing command", async () => {
+    const b = codeBlocks(sample, "sh")[1];
+    expect(unmet(b, '{"ok":true}\n127.0.0.1:8702/open\n')).toEqual([]);
+    expect(unmet(b, '{"ok":false}\n127.0.0.1:8702/open\n')).toEqual(['"ok":true']);
+    const work = mkdtempSync(path.join(tmpdir(), "kb-runner-"));
+    mkdirSync(path.join(work, ".blocks"));
+    const session = new Session(work, process.env);
+    try {
+      expect(await session.run("X=1\necho one")).toMatchObject({ output: expect.stringContaining("one"), exitCode: null });
+      expect((await session.run('echo "still $X"')).output).toContain("still 1");
+      const failed = await session.run("false\necho never");
+      expect(failed.exitCode).toBe(1);
+      expect(failed.output).not.toContain("never");
+    } finally {
+      await session.close();
+      rmSync(work, { recursive: true, force: true });
+    }
+  });
+});
+
 const describeBlock = (b: CodeBlock) => `README.md:${b.line} (sh block ${b.index}, "${b.heading}")`;
 
 describe("README.md", () => {
