@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { call, expectError, expectStatus } from "../helpers";
+import { API, call, createKey, expectError, expectStatus, fetchWorker } from "../helpers";
 import { kbWithDocument, newChat, readSse, streamMessage } from "./chat-helpers";
 
 /**
@@ -52,5 +52,18 @@ describe("a failing model", () => {
     const events = (await readSse(await streamMessage(chat.id, { content: QUESTION, model: "test-gpt-error", agent_mode: "quick" }, auth))).map((e) => e.data);
     expect(events.at(-1)).toMatchObject({ type: "error", code: "model_error", message: "Model call failed: the model provider answered HTTP 500", retryable: true });
     expect(events.some((e) => e.type === "done")).toBe(false);
+  });
+
+  it("the knowledge base's MCP ask tool: an error result with the reason, not an empty answer", async () => {
+    const { org, kb } = await kbWithDocument();
+    const { key } = await createKey(org, { scopes: ["query:rag"] });
+    const res = await fetchWorker(`${API}/mcp`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json", Accept: "application/json, text/event-stream" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "ask", arguments: { question: QUESTION, knowledge_base_id: kb.id, model: "test-gpt-error" } } }),
+    });
+    const { result } = (await res.json()) as { result: { isError?: boolean; content: { text: string }[] } };
+    expect(result.isError).toBe(true);
+    expect(result.content[0].text).toMatch(/^upstream_error: Model call failed: the model provider answered HTTP 500/);
   });
 });
