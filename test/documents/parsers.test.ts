@@ -56,8 +56,8 @@ describe("parsers", () => {
     expect(plain.markdown).toBe("Just one line.");
   });
 
-  it("Markdown: ATX and setext headings, code fences are not headings", () => {
-    const { sections, title } = markdownSections(
+  it("Markdown: ATX and setext headings, code fences are not headings", async () => {
+    const { sections, title } = await markdownSections(
       ["Guide", "=====", "", "Intro text.", "", "## Install", "", "```sh", "# not a heading", "```", "", "Setup", "-----", "", "Configure it."].join("\n"),
     );
     expect(title).toBe("Guide");
@@ -69,8 +69,8 @@ describe("parsers", () => {
   });
 
   it("CSV: quoted fields, rows with their header as context", async () => {
-    expect(parseCsv('a,b\n"x, y","line\nbreak"\n"say ""hi""",2\n')).toEqual([["a", "b"], ["x, y", "line\nbreak"], ['say "hi"', "2"]]);
-    expect(parseCsv("a;b\n1;2")).toEqual([["a", "b"], ["1", "2"]]);
+    expect(await parseCsv('a,b\n"x, y","line\nbreak"\n"say ""hi""",2\n')).toEqual([["a", "b"], ["x, y", "line\nbreak"], ['say "hi"', "2"]]);
+    expect(await parseCsv("a;b\n1;2")).toEqual([["a", "b"], ["1", "2"]]);
     const parsed = await parseDocument("csv", enc("Name,Role,Team\nAda,Engineer,Compilers\nGrace,Admiral,\n"));
     expect(parsed.sections).toEqual([{ headings: ["Rows 1–2"], text: "Name: Ada; Role: Engineer; Team: Compilers\nName: Grace; Role: Admiral" }]);
   });
@@ -124,11 +124,11 @@ describe("parsers", () => {
 });
 
 describe("chunker", () => {
-  it("cuts long sections within the token budget with overlap, keeping heading and page", () => {
+  it("cuts long sections within the token budget with overlap, keeping heading and page", async () => {
     const sentence = (i: number) => `Sentence number ${i} explains one more detail about glaciers and their slow movement.`;
     const para = (from: number) => Array.from({ length: 8 }, (_, i) => sentence(from + i)).join(" ");
     const text = Array.from({ length: 10 }, (_, i) => para(i * 8)).join("\n\n");
-    const chunks = chunkSections([{ headings: ["Ice", "Glaciers"], page: 4, text }]);
+    const chunks = await chunkSections([{ headings: ["Ice", "Glaciers"], page: 4, text }]);
     expect(chunks.length).toBeGreaterThan(3);
     for (const c of chunks) {
       expect(c.tokens).toBeLessThanOrEqual(CHUNK_MAX_TOKENS);
@@ -143,14 +143,14 @@ describe("chunker", () => {
     for (let i = 0; i < 80; i++) expect(chunks.some((c) => c.body.includes(sentence(i)))).toBe(true);
   });
 
-  it("splits a single enormous paragraph and a single enormous word", () => {
-    const chunks = chunkSections([{ headings: [], text: "word ".repeat(5000) + "x".repeat(10_000) }]);
+  it("splits a single enormous paragraph and a single enormous word", async () => {
+    const chunks = await chunkSections([{ headings: [], text: "word ".repeat(5000) + "x".repeat(10_000) }]);
     for (const c of chunks) expect(estimateTokens(c.body)).toBeLessThanOrEqual(CHUNK_MAX_TOKENS);
     expect(chunks.map((c) => c.body).join("").replace(/\s/g, "").length).toBeGreaterThanOrEqual(4 * 5000 + 10_000);
   });
 
-  it("merges a very short section into the next when it lies under its heading; never across pages or sibling sections", () => {
-    const chunks = chunkSections([
+  it("merges a very short section into the next when it lies under its heading; never across pages or sibling sections", async () => {
+    const chunks = await chunkSections([
       { headings: ["Guide"], text: "Short intro." },
       { headings: ["Guide", "Install"], text: "Run the installer." },
       { headings: ["Other"], text: "Separate topic." },

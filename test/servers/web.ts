@@ -1,9 +1,11 @@
+import { gzipSync as zlibGzip } from "node:zlib";
 import { gzipSync, strToU8 } from "fflate";
 import type { Handler } from "./index";
 
 /**
  * A small website for web-ingestion tests: an article page with navigation
- * chrome, robots.txt with sitemaps (an index, a urlset, a gzipped one),
+ * chrome, robots.txt with sitemaps (an index, a urlset, a gzipped one, a
+ * gzip bomb), a page whose Content-Encoding is a gzip bomb,
  * redirects (relative, chains, to private and metadata addresses), a large
  * page, a slow page, a DNS-over-HTTPS endpoint for the URL guard.
  * Absolute URLs use the Host the request came with, so a test can address the
@@ -17,6 +19,10 @@ const ARTICLE = `<!DOCTYPE html><html><head><title>Caring for Bonsai Trees</titl
 <p>Prune new shoots back to two leaves during the growing season to keep the canopy compact. Structural pruning is best done in late winter, just before buds open.</p>
 </article>
 <footer>Copyright Bonsai World. Cookie settings.</footer></body></html>`;
+
+/** A gzip bomb: 80 MB of spaces in ~80 KB (made once, on first request). */
+let bomb: Buffer | null = null;
+const gzipBomb = () => (bomb ??= zlibGzip(Buffer.alloc(80 * 1024 * 1024, 32), { level: 9 }));
 
 const DNS: Record<string, Record<string, string[]>> = {
   "private.test": { A: ["10.0.0.5"], AAAA: [] },
@@ -69,7 +75,11 @@ export const handler: Handler = async (req, res) => {
     case "/redirect-loopback":
       return redirect("http://[::ffff:127.0.0.1]:1/");
     case "/robots.txt":
-      return send(200, `User-agent: *\nDisallow: /private/\nAllow: /private/open\n\nSitemap: ${origin}/sitemap-index.xml\n`, "text/plain");
+      return send(200, `User-agent: *\nDisallow: /private/\nAllow: /private/open\n\nSitemap: ${origin}/sitemap-index.xml\nSitemap: ${origin}/sitemap-bomb.xml.gz\n`, "text/plain");
+    case "/sitemap-bomb.xml.gz":
+      return send(200, gzipBomb(), "application/gzip");
+    case "/bomb-encoded":
+      return send(200, gzipBomb(), "text/html; charset=utf-8", { "Content-Encoding": "gzip" });
     case "/sitemap-index.xml":
       return send(200, `<?xml version="1.0"?><sitemapindex><sitemap><loc>${origin}/sitemap-pages.xml</loc></sitemap><sitemap><loc>${origin}/sitemap-more.xml.gz</loc></sitemap></sitemapindex>`, "application/xml");
     case "/sitemap-pages.xml":

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { tableSources } from "../../src/services/tables/extract";
 import { ColumnInference, convertCell, parseDate, parseNumber } from "../../src/services/tables/infer";
 import { columnNames, snakeCase, tableBaseName, uniqueName } from "../../src/services/tables/names";
-import { excelSerialToIso } from "../../src/services/parsing/ooxml";
+import { excelSerialToIso } from "../../src/services/parsing/xlsx";
 import { simpleXlsx } from "../documents/fixtures";
 
 const infer = (values: string[]) => {
@@ -61,6 +61,10 @@ describe("type inference", () => {
     expect(tableBaseName("order.csv")).toBe("order_table");
     expect(tableBaseName("Budget.xlsx", "Costs & Items")).toBe("budget_costs_items");
     expect(columnNames(["Order", "Unit Price", "unit price", "", "2024", "_x"])).toEqual(["order_", "unit_price", "unit_price_2", "column_4", "c_2024", "x"]);
+    // Names SQLite reserves get a prefix, never a refusal.
+    expect(tableBaseName("sqlite_master.csv")).toBe("t_sqlite_master");
+    expect(tableBaseName("SQLite Sequence.csv")).toBe("t_sqlite_sequence");
+    expect(columnNames(["sqlite_rowid", "Sqlite"])).toEqual(["c_sqlite_rowid", "c_sqlite"]);
     const taken = new Set(["sales"]);
     expect(uniqueName("sales", taken)).toBe("sales_2");
     expect(uniqueName("sales", taken)).toBe("sales_3");
@@ -69,17 +73,18 @@ describe("type inference", () => {
 
 describe("tables in documents", () => {
   const enc = (s: string) => new TextEncoder().encode(s);
-  const rows = (src: { header: string[]; rows(): Iterable<string[]> }) => [src.header, ...src.rows()];
+  // Rows may be sparse (XLSX): a missing cell reads as "".
+  const rows = (src: { header: string[]; rows(): Iterable<string[]> }) => [src.header, ...src.rows()].map((r) => Array.from(r, (v) => v ?? ""));
 
-  it("CSV: one table; the delimiter is sniffed", () => {
-    const [t] = tableSources("csv", enc('name;amount\n"Ada; Countess";3\n\nBob;4\n'));
+  it("CSV: one table; the delimiter is sniffed", async () => {
+    const [t] = await tableSources("csv", enc('name;amount\n"Ada; Countess";3\n\nBob;4\n'));
     expect(rows(t)).toEqual([["name", "amount"], ["Ada; Countess", "3"], ["Bob", "4"]]);
     // Rows can be read again (types first, then values).
     expect([...t.rows()].length).toBe(2);
   });
 
-  it("XLSX: one table per sheet; date-formatted cells as ISO dates", () => {
-    const sources = tableSources("xlsx", simpleXlsx());
+  it("XLSX: one table per sheet; date-formatted cells as ISO dates", async () => {
+    const sources = await tableSources("xlsx", simpleXlsx());
     expect(sources.map((s) => s.part)).toEqual(["Staff", "Budget & Costs"]);
     expect(rows(sources[1])).toEqual([["Item", "", "Cost"], ["Telescope", "", "1299.5"]]);
     const x = (s: string) => new TextEncoder().encode(`<?xml version="1.0"?>${s}`);
@@ -92,15 +97,15 @@ describe("tables in documents", () => {
           `<row r="2"><c r="A2" s="1"><v>45365</v></c><c r="B2" s="2"><v>45366</v></c><c r="C2" s="0"><v>45365</v></c></row></sheetData></worksheet>`,
       ),
     });
-    expect(rows(tableSources("xlsx", dated)[0])).toEqual([["When", "Also", "Qty"], ["2024-03-14", "2024-03-15", "45365"]]);
+    expect(rows((await tableSources("xlsx", dated))[0])).toEqual([["When", "Also", "Qty"], ["2024-03-14", "2024-03-15", "45365"]]);
   });
 
-  it("JSON: an array of records, or an object's arrays of records; nested objects flattened one level", () => {
-    const [arr] = tableSources("json", enc(JSON.stringify([{ id: 1, owner: { name: "Ada" } }, { id: 2, tags: ["x"], ok: true }])));
+  it("JSON: an array of records, or an object's arrays of records; nested objects flattened one level", async () => {
+    const [arr] = await tableSources("json", enc(JSON.stringify([{ id: 1, owner: { name: "Ada" } }, { id: 2, tags: ["x"], ok: true }])));
     expect(rows(arr)).toEqual([["id", "owner.name", "tags", "ok"], ["1", "Ada", "", ""], ["2", "", '["x"]', "true"]]);
-    const obj = tableSources("json", enc(JSON.stringify({ meta: { v: 1 }, users: [{ n: "a" }], orders: [{ t: 3 }], empty: [] })));
+    const obj = await tableSources("json", enc(JSON.stringify({ meta: { v: 1 }, users: [{ n: "a" }], orders: [{ t: 3 }], empty: [] })));
     expect(obj.map((s) => s.part)).toEqual(["users", "orders"]);
-    expect(tableSources("json", enc('{"a": 1}'))).toEqual([]);
-    expect(tableSources("markdown", enc("# x"))).toEqual([]);
+    expect(await tableSources("json", enc('{"a": 1}'))).toEqual([]);
+    expect(await tableSources("markdown", enc("# x"))).toEqual([]);
   });
 });

@@ -1,4 +1,8 @@
-import { estimateTokens, sentences, terms } from "../../lib/text";
+import { coversFocus, focusTerms, oneSpelling } from "../../lib/question-focus";
+import { estimateTokens, sentences, terms as textTerms } from "../../lib/text";
+
+/** Terms with one spelling for words spelled two ways ("color" and "colour" match). */
+const terms = (text: string) => textTerms(text).map(oneSpelling);
 import { idf, saturatedTf } from "../retrieval/bm25";
 
 /**
@@ -7,13 +11,18 @@ import { idf, saturatedTf } from "../retrieval/bm25";
  * ranked against the question (BM25-style term weights over the candidate
  * sentences, a bonus for matching consecutive question terms, and the
  * passage's retrieval rank), then picked greedily while dropping ones that
- * repeat what is already selected (maximal marginal relevance).
+ * repeat what is already selected (maximal marginal relevance). A remembered
+ * statement (a memory passage) is quoted whole, and only when it contains
+ * everything the question is about (lib/question-focus.ts): a question about
+ * something never said gets the no-answer reply, not another memory.
  */
 
 export interface ExtractivePassage {
   index: number; // citation number [n]
   text: string;
   heading?: string | null;
+  /** A recalled memory ("You told me: …"): one statement, quoted whole or not at all. */
+  memory?: boolean;
 }
 
 export interface ExtractiveOptions {
@@ -46,11 +55,16 @@ export interface ExtractiveAnswer {
   empty: boolean;
 }
 
-/** Every sentence of the passages long enough to answer with (12–600 characters, 3 terms or more). */
-function candidatesOf(passages: ExtractivePassage[]): Candidate[] {
+/**
+ * Every sentence of the passages long enough to answer with (12–600 characters, 3 terms or more); a
+ * memory is one candidate, and only when it covers the question's focus.
+ */
+function candidatesOf(passages: ExtractivePassage[], question: string): Candidate[] {
   const cands: Candidate[] = [];
+  const focus = focusTerms(question);
   passages.forEach((p, rank) => {
-    sentences(p.text).forEach((s, position) => {
+    const pieces = p.memory ? (coversFocus(focus, p.text) ? [p.text.trim()] : []) : sentences(p.text);
+    pieces.forEach((s, position) => {
       if (s.length < 12 || s.length > 600) return;
       const t = terms(s);
       if (t.length < 3) return;
@@ -112,7 +126,7 @@ function pickDiverse(ranked: Candidate[], max: number, floor: number): Candidate
 
 export function selectSentences(question: string, passages: ExtractivePassage[], opts: ExtractiveOptions = {}): ExtractiveAnswer {
   const qTerms = terms(question);
-  const cands = candidatesOf(passages);
+  const cands = candidatesOf(passages, question);
   if (!cands.length || !qTerms.length) return { picks: [], empty: true };
   scoreCandidates(cands, qTerms);
   const ranked = cands.filter((c) => c.score > 0).sort((a, z) => z.score - a.score);

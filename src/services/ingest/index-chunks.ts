@@ -3,6 +3,7 @@ import { batchSql } from "../../db/batch";
 import type { Database } from "../../db/client";
 import { chunks as chunksTable, knowledgeBases, type DocumentRow, type KnowledgeBase } from "../../db/schema";
 import type { Env } from "../../env";
+import { yieldToEventLoop } from "../../lib/slices";
 import { nowIso } from "../../lib/time";
 import { embedderFor, type Embedder } from "../embeddings";
 import { meterEmbedding } from "../embeddings/metering";
@@ -14,6 +15,12 @@ import { PermanentIngestError } from "./errors";
 
 /** Rows per chunk insert statement (one JSON parameter carries them all). */
 const INSERT_BATCH = 50;
+/**
+ * Statements per D1 batch: one batch runs as one transaction in D1, which
+ * (locally, in the same process) serves nothing else meanwhile; a 1 MB
+ * document's chunks in one batch held it for up to 250 ms.
+ */
+const STATEMENTS_PER_BATCH = 2;
 
 /** Chunk rows of the new generation, then their vectors; every provider call that succeeded is charged. */
 export async function indexChunks(env: Env, db: Database, kb: KnowledgeBase, doc: DocumentRow, generation: number, chunks: Chunk[]): Promise<string[]> {
@@ -84,7 +91,11 @@ async function insertChunks(db: Database, doc: DocumentRow, generation: number, 
         ON CONFLICT(id) DO NOTHING`,
     );
   }
-  await batchSql(db, statements);
+  // Separate batches are safe: inserts are idempotent and the generation is not searchable before the swap.
+  for (let i = 0; i < statements.length; i += STATEMENTS_PER_BATCH) {
+    await batchSql(db, statements.slice(i, i + STATEMENTS_PER_BATCH));
+    await yieldToEventLoop();
+  }
 }
 
 /**
@@ -112,6 +123,7 @@ async function embedPending(env: Env, db: Database, kb: KnowledgeBase, doc: Docu
     await index.upsert(kb.id, batch.map((c, j) => ({ id: c.id, documentId: doc.id, values: vectors[j] })));
     written.push(...batch.map((c) => c.id));
     await db.run(sql`UPDATE chunks SET embedded = 1 WHERE id IN (SELECT value FROM json_each(${JSON.stringify(batch.map((c) => c.id))}))`);
+    await yieldToEventLoop();
   }
   return written;
 }

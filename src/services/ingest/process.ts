@@ -146,7 +146,7 @@ async function runPipeline(env: Env, db: Database, doc: DocumentRow): Promise<Pr
   if (!object) throw new PermanentIngestError("The stored file is missing; delete this document and upload it again");
   const bytes = new Uint8Array(await object.arrayBuffer());
   const parsed = await parseDocument(kind, bytes);
-  const chunks = chunkSections(parsed.sections);
+  const chunks = await chunkSections(parsed.sections);
   if (!chunks.length) throw new PermanentIngestError("The file contains no text to index");
 
   const written = await indexChunks(env, db, kb, doc, generation, chunks);

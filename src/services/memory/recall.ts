@@ -2,6 +2,7 @@ import { sql } from "drizzle-orm";
 import { batchSql } from "../../db/batch";
 import type { Memory } from "../../db/schema";
 import { retrievalConfig } from "../../lib/config";
+import { coversFocus, focusTerms, otherSpellings } from "../../lib/question-focus";
 import { embedderFor } from "../embeddings";
 import { meterEmbedding } from "../embeddings/metering";
 import { porterStem, words } from "../retrieval/tokenize";
@@ -108,12 +109,17 @@ async function vectorRecall(ctx: WriteContext, space: Space, query: string): Pro
 
 /**
  * The memories of a space most relevant to `query`, best first: the lexical and the vector leg fused by
- * weighted reciprocal rank fusion with the weights document retrieval uses. Without a shared word, only a
- * learned model's close match is recalled.
+ * weighted reciprocal rank fusion with the weights document retrieval uses. A lexical hit must contain
+ * everything the question is about (lib/question-focus.ts), not just share a word with it ("my wife's
+ * name" does not recall "my daughter's name"). Without a shared word, only a learned model's close match
+ * is recalled.
  */
 export async function recallMemories(ctx: WriteContext, space: Space, query: string, limit = RECALL_LIMIT): Promise<RecalledMemory[]> {
   const config = retrievalConfig(ctx.env);
-  const [lex, vec] = await Promise.all([lexicalRecall(ctx.db, space, matchWords(query)), vectorRecall(ctx, space, query)]);
+  const focus = focusTerms(query);
+  const words = matchWords(query);
+  const [allLex, vec] = await Promise.all([lexicalRecall(ctx.db, space, [...words, ...words.flatMap(otherSpellings)]), vectorRecall(ctx, space, query)]);
+  const lex = allLex.filter((h) => coversFocus(focus, h.row.content));
   const vectorWeight = config.vectorWeight(vec.provider);
   const fused = new Map<string, { row: MemoryRow; score: number; fts: number | null; vector: number | null }>();
   lex.forEach((h, i) => fused.set(h.row.id, { row: h.row, score: config.lexicalWeight / (config.rrfK + i + 1), fts: h.score, vector: null }));

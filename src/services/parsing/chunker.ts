@@ -1,3 +1,4 @@
+import { Slicer } from "../../lib/slices";
 import type { ParsedSection } from "./types";
 
 /**
@@ -118,10 +119,15 @@ const isWithin = (inner: string[], outer: string[]) => outer.length <= inner.len
  * than CHUNK_MIN_TOKENS is merged into the next one when that one lies under
  * its heading on the same page (a one-line introduction should not be a chunk
  * of its own); the merged chunk keeps the deeper heading path. Heading path
- * and page stay with every chunk.
+ * and page stay with every chunk. Runs in slices that yield (lib/slices.ts).
  */
-export function chunkSections(sections: ParsedSection[]): Chunk[] {
-  const drafts = sections.filter((s) => s.text.trim()).flatMap(chunkSection);
+export async function chunkSections(sections: ParsedSection[], slicer = new Slicer()): Promise<Chunk[]> {
+  const drafts: Draft[] = [];
+  for (const s of sections) {
+    if (!s.text.trim()) continue;
+    drafts.push(...chunkSection(s));
+    if (slicer.due(1 + (s.text.length >> 10))) await slicer.pause();
+  }
   const merged: Draft[] = [];
   for (const d of drafts) {
     const prev = merged[merged.length - 1];

@@ -23,21 +23,21 @@ export async function parseDocument(kind: DocumentKind, bytes: Uint8Array): Prom
       parsed = await (await import("./docx")).parseDocx(bytes);
       break;
     case "xlsx":
-      parsed = (await import("./ooxml")).parseXlsx(bytes);
+      parsed = await (await import("./xlsx")).parseXlsx(bytes);
       break;
     case "pptx":
-      parsed = (await import("./ooxml")).parsePptx(bytes);
+      parsed = await (await import("./ooxml")).parsePptx(bytes);
       break;
     case "html": {
       const { htmlToMarkdown } = await import("./html");
       const { title, markdown } = htmlToMarkdown(decodeText(bytes, "HTML file"));
-      const md = markdownSections(markdown);
+      const md = await markdownSections(markdown);
       parsed = { sections: md.sections, title: title ?? md.title, markdown };
       break;
     }
     case "markdown": {
       const markdown = decodeText(bytes, "Markdown file");
-      const md = markdownSections(markdown);
+      const md = await markdownSections(markdown);
       parsed = { sections: md.sections, title: md.title, markdown };
       break;
     }
@@ -48,12 +48,12 @@ export async function parseDocument(kind: DocumentKind, bytes: Uint8Array): Prom
     }
     case "csv": {
       const text = decodeText(bytes, "CSV file");
-      parsed = { sections: tableSections(parseCsv(text)), markdown: text };
+      parsed = { sections: await tableSections(await parseCsv(text)), markdown: text };
       break;
     }
     case "json": {
       const text = decodeText(bytes, "JSON file");
-      parsed = { sections: jsonSections(text), markdown: text };
+      parsed = { sections: await jsonSections(text), markdown: text };
       break;
     }
   }

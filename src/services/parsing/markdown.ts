@@ -1,10 +1,12 @@
+import { Slicer } from "../../lib/slices";
 import type { ParsedSection } from "./types";
 
 /**
  * Splits Markdown into sections by ATX (`## Title`) and setext headings,
  * keeping the heading path; headings inside fenced code blocks are text.
+ * Long documents are read in slices that yield (lib/slices.ts).
  */
-export function markdownSections(markdown: string): { sections: ParsedSection[]; title?: string } {
+export async function markdownSections(markdown: string, slicer = new Slicer()): Promise<{ sections: ParsedSection[]; title?: string }> {
   const lines = markdown.replace(/\r\n?/g, "\n").split("\n");
   const sections: ParsedSection[] = [];
   const stack: { level: number; text: string }[] = [];
@@ -27,6 +29,7 @@ export function markdownSections(markdown: string): { sections: ParsedSection[];
   };
 
   for (let i = 0; i < lines.length; i++) {
+    if (slicer.due()) await slicer.pause();
     const line = lines[i];
     const fenceMatch = /^\s{0,3}(`{3,}|~{3,})/.exec(line);
     if (fenceMatch) {

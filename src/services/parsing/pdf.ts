@@ -1,4 +1,6 @@
-import { extractTextItems, getDocumentProxy } from "unpdf";
+import { getDocumentProxy } from "unpdf";
+import { yieldToEventLoop } from "../../lib/slices";
+import { checkPdfStreams } from "./pdf-streams";
 import { UnparseableDocumentError, type ParsedDocument, type ParsedSection } from "./types";
 
 interface Line {
@@ -41,11 +43,28 @@ function bodySize(lines: Line[]): number {
 const isHeadingLine = (l: Line, body: number) =>
   body > 0 && l.size >= body * 1.15 && l.text.length <= 120 && /\p{L}/u.test(l.text) && !/[.,;:]$/.test(l.text);
 
-type PdfItems = Awaited<ReturnType<typeof extractTextItems>>;
+type TextItem = { str: string; y: number; fontSize: number; hasEOL: boolean };
+type PdfItems = { totalPages: number; items: TextItem[][] };
 
+/** Positioned text of every page, one page at a time with a yield after each (a long PDF does not hold the isolate). */
 async function textItemsOf(bytes: Uint8Array): Promise<PdfItems> {
   try {
-    return await extractTextItems(await getDocumentProxy(new Uint8Array(bytes)));
+    const pdf = await getDocumentProxy(new Uint8Array(bytes));
+    try {
+      const items: TextItem[][] = [];
+      for (let n = 1; n <= pdf.numPages; n++) {
+        const content = await (await pdf.getPage(n)).getTextContent();
+        items.push(
+          content.items
+            .filter((it): it is typeof it & { str: string; transform: number[]; hasEOL: boolean } => "str" in it && it.str != null)
+            .map((it) => ({ str: it.str, y: it.transform[5], fontSize: Math.hypot(it.transform[2], it.transform[3]), hasEOL: it.hasEOL })),
+        );
+        await yieldToEventLoop();
+      }
+      return { totalPages: pdf.numPages, items };
+    } finally {
+      await pdf.loadingTask.destroy();
+    }
   } catch (e) {
     const msg = (e as Error)?.message ?? String(e);
     if (/password/i.test(msg) || (e as Error)?.name === "PasswordException") {
@@ -115,10 +134,12 @@ class Outline {
 
 /**
  * PDF via unpdf (PDF.js): one section per page and heading, page numbers kept.
+ * Its compressed streams are first checked against the inflation cap (pdf-streams.ts).
  * Lines set noticeably larger than the body text are taken as headings (PDF
  * has no structure; font size is the best signal it carries).
  */
 export async function parsePdf(bytes: Uint8Array): Promise<ParsedDocument> {
+  await checkPdfStreams(bytes);
   const pages = await textItemsOf(bytes);
   const perPage = pages.items.map(pageLines);
   const body = bodySize(perPage.flat());

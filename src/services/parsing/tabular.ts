@@ -1,3 +1,4 @@
+import { Slicer } from "../../lib/slices";
 import { estimateTokens, CHUNK_TARGET_TOKENS } from "./chunker";
 import { UnparseableDocumentError, type ParsedSection } from "./types";
 
@@ -44,25 +45,34 @@ export function* csvRows(text: string, delimiter = csvDelimiter(text)): Generato
 }
 
 /** RFC 4180 CSV (quoted fields, "" escapes, newlines in quotes); the delimiter is sniffed from the first line. */
-export function parseCsv(text: string): string[][] {
-  return [...csvRows(text)];
+export async function parseCsv(text: string, slicer = new Slicer()): Promise<string[][]> {
+  const rows: string[][] = [];
+  for (const row of csvRows(text)) {
+    rows.push(row);
+    if (slicer.due(row.length)) await slicer.pause();
+  }
+  return rows;
 }
 
 /**
  * Table rows as text with their header as context ("Name: Ada; Role: CTO"),
  * grouped into sections that fit a chunk, headed "Rows i–j" under `headings`.
+ * Rows may be sparse (a missing cell is a hole); only present cells are read.
  */
-export function tableSections(rows: string[][], headings: string[] = []): ParsedSection[] {
+export async function tableSections(rows: string[][], headings: string[] = [], slicer = new Slicer()): Promise<ParsedSection[]> {
   if (!rows.length) return [];
   const header = rows[0].map((h, i) => h.trim() || `Column ${i + 1}`);
   const dataRows = rows.length > 1 ? rows.slice(1) : rows;
-  const lines = dataRows.map((r) =>
-    r
-      .map((v, i) => [header[i] ?? `Column ${i + 1}`, v.trim()] as const)
-      .filter(([, v]) => v !== "")
-      .map(([h, v]) => (rows.length > 1 ? `${h}: ${v}` : v))
-      .join("; "),
-  );
+  const lines: string[] = [];
+  for (const r of dataRows) {
+    const cells: string[] = [];
+    r.forEach((raw, i) => {
+      const v = raw.trim();
+      if (v !== "") cells.push(rows.length > 1 ? `${header[i] ?? `Column ${i + 1}`}: ${v}` : v);
+    });
+    lines.push(cells.join("; "));
+    if (slicer.due(1 + cells.length)) await slicer.pause();
+  }
   const sections: ParsedSection[] = [];
   let start = 0;
   let buf: string[] = [];
@@ -112,19 +122,22 @@ export function flattenJson(value: unknown, path: string, out: string[], depth =
  * JSON as flattened key paths. An array of records becomes one line per
  * record ("Items i–j" sections); an object becomes one section per top-level key.
  */
-export function jsonSections(text: string): ParsedSection[] {
+export async function jsonSections(text: string, slicer = new Slicer()): Promise<ParsedSection[]> {
   let data: unknown;
   try {
     data = JSON.parse(text);
   } catch (e) {
     throw new UnparseableDocumentError(`The file is not valid JSON (${(e as Error).message.slice(0, 200)})`);
   }
+  await slicer.pause();
   if (Array.isArray(data)) {
-    const lines = data.map((item, i) => {
+    const lines: string[] = [];
+    for (const [i, item] of data.entries()) {
       const out: string[] = [];
       flattenJson(item, "", out);
-      return `[${i}] ${out.join("; ")}`;
-    });
+      lines.push(`[${i}] ${out.join("; ")}`);
+      if (slicer.due(1 + out.length)) await slicer.pause();
+    }
     const sections: ParsedSection[] = [];
     let buf: string[] = [];
     let tokens = 0;
@@ -150,6 +163,7 @@ export function jsonSections(text: string): ParsedSection[] {
         const out: string[] = [];
         flattenJson(v, k, out);
         sections.push({ headings: [k], text: out.join("\n") });
+        if (slicer.due(1 + out.length)) await slicer.pause();
       } else top.push(`${k}: ${scalar(v)}`);
     }
     if (top.length) sections.unshift({ headings: [], text: top.join("\n") });

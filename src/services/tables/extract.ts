@@ -1,5 +1,5 @@
 import type { DocumentKind } from "../documents/types";
-import { xlsxSheets } from "../parsing/ooxml";
+import { xlsxSheets } from "../parsing/xlsx";
 import { csvDelimiter, csvRows } from "../parsing/tabular";
 import { decodeText } from "../parsing/types";
 
@@ -7,8 +7,11 @@ import { decodeText } from "../parsing/types";
 export interface TableSource {
   /** Sheet name (XLSX) or top-level key (JSON object of arrays); none for CSV and a JSON array. */
   part?: string;
+  /** Header and rows may be sparse (XLSX): a missing cell is a hole, read as "". */
   header: string[];
   rows(): Iterable<string[]>;
+  /** Rows of the file were left out before this point (the document's row limit). */
+  cut?: boolean;
 }
 
 /** Kinds that can hold tables. */
@@ -17,10 +20,10 @@ export const TABULAR_KINDS: ReadonlySet<DocumentKind> = new Set(["csv", "xlsx", 
 /** Keys a JSON array of records may spread over: bounded so one file cannot make thousands of columns. */
 const MAX_JSON_KEYS = 500;
 
-function fromRows(all: string[][], part?: string): TableSource | null {
+function fromRows(all: string[][], part?: string, cut = false): TableSource | null {
   if (!all.length) return null;
   const [header, ...rows] = all;
-  return { part, header, rows: () => rows };
+  return { part, header, rows: () => rows, cut };
 }
 
 function cellText(v: unknown): string {
@@ -56,7 +59,7 @@ function fromRecords(items: unknown[], part?: string): TableSource | null {
  * document (an array of records; or an object whose values include arrays of
  * records, one table per such key). Anything else has none.
  */
-export function tableSources(kind: DocumentKind, bytes: Uint8Array): TableSource[] {
+export async function tableSources(kind: DocumentKind, bytes: Uint8Array): Promise<TableSource[]> {
   if (kind === "csv") {
     const text = decodeText(bytes, "CSV file");
     const delimiter = csvDelimiter(text);
@@ -77,9 +80,7 @@ export function tableSources(kind: DocumentKind, bytes: Uint8Array): TableSource
     ];
   }
   if (kind === "xlsx") {
-    return xlsxSheets(bytes)
-      .sheets.map((s) => fromRows(s.rows, s.name))
-      .filter((s): s is TableSource => !!s);
+    return (await xlsxSheets(bytes)).sheets.map((s) => fromRows(s.rows, s.name, s.cut)).filter((s): s is TableSource => !!s);
   }
   if (kind === "json") {
     let data: unknown;

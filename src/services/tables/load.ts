@@ -1,4 +1,5 @@
 import type { Env } from "../../env";
+import { Slicer } from "../../lib/slices";
 import type { DocumentKind } from "../documents/types";
 import { tableSources, TABULAR_KINDS, type TableSource } from "./extract";
 import { ColumnInference, convertCell, type Cell } from "./infer";
@@ -13,7 +14,7 @@ import type { CommitTable, StoredColumn } from "./catalog";
  * for search in full.
  */
 export const TABLE_LIMITS = {
-  /** Data rows per table. */
+  /** Data rows per document, all its tables together (the first tables get theirs first). */
   maxRows: 1_000_000,
   /** Columns per table. */
   maxColumns: 100,
@@ -33,20 +34,25 @@ interface LoadDoc {
   ingestSeq: number;
 }
 
-/** Column types from a first pass over the rows; all-empty unnamed columns (spreadsheet gaps) are left out. */
-function typeColumns(src: TableSource, maxRows: number) {
+/**
+ * Column types from a first pass over the rows; all-empty unnamed columns
+ * (spreadsheet gaps) are left out. Rows may be sparse: only present cells are
+ * visited, so a cell far to the right does not cost a pass over the gap.
+ */
+async function typeColumns(src: TableSource, maxRows: number, slicer: Slicer) {
   let width = src.header.length;
   const inference: ColumnInference[] = [];
   const filled: boolean[] = [];
   let sourceRows = 0;
   for (const row of src.rows()) {
     sourceRows++;
+    if (slicer.due()) await slicer.pause();
     if (sourceRows > maxRows) continue;
     if (row.length > width) width = row.length;
-    for (let i = 0; i < row.length; i++) {
-      (inference[i] ??= new ColumnInference()).observe(row[i]);
-      if (row[i].trim() !== "") filled[i] = true;
-    }
+    row.forEach((v, i) => {
+      (inference[i] ??= new ColumnInference()).observe(v);
+      if (v.trim() !== "") filled[i] = true;
+    });
   }
   const header = Array.from({ length: width }, (_, i) => (src.header[i] ?? "").trim());
   const keep = header.map((_, i) => i).filter((i) => header[i] !== "" || filled[i]);
@@ -60,18 +66,26 @@ function typeColumns(src: TableSource, maxRows: number) {
  * store, replacing the ones an earlier processing of it made (one atomic
  * commit at the end; until then queries see the old tables). Rows are read
  * twice (types, then values) and sent in batches, so a large file is never
- * held as typed rows. Returns the number of tables, or null for other kinds.
+ * held as typed rows; both passes run in slices that yield. Returns the
+ * number of tables, or null for other kinds.
  */
-export async function loadDocumentTables(env: Env, doc: LoadDoc, kind: DocumentKind, bytes: Uint8Array): Promise<number | null> {
+export async function loadDocumentTables(
+  env: Env,
+  doc: LoadDoc,
+  kind: DocumentKind,
+  bytes: Uint8Array,
+  limits: typeof TABLE_LIMITS = TABLE_LIMITS,
+): Promise<number | null> {
   if (!TABULAR_KINDS.has(kind)) return null;
-  const limits = TABLE_LIMITS;
   const store = tablesStore(env, doc.knowledgeBaseId);
-  const sources = tableSources(kind, bytes).slice(0, limits.maxTablesPerDocument);
+  const sources = (await tableSources(kind, bytes)).slice(0, limits.maxTablesPerDocument);
   const tables: CommitTable[] = [];
+  const slicer = new Slicer();
   let full = false;
+  let rowBudget = limits.maxRows;
   for (const src of sources) {
     if (full) break;
-    const typed = typeColumns(src, limits.maxRows);
+    const typed = await typeColumns(src, rowBudget, slicer);
     const kept = typed.columns.slice(0, limits.maxColumns);
     if (!kept.length) continue;
     const columns: StoredColumn[] = kept.map(({ spec }) => ({
@@ -92,21 +106,23 @@ export async function loadDocumentTables(env: Env, doc: LoadDoc, kind: DocumentK
       if (databaseSize > limits.maxStoreBytes) full = true;
     };
     for (const row of src.rows()) {
-      if (loaded >= limits.maxRows || full) break;
-      const cells = kept.map(({ index, spec }) => convertCell(row[index], spec));
+      if (loaded >= rowBudget || full) break;
+      const cells = kept.map(({ index, spec }) => convertCell(row[index] ?? "", spec));
       for (const c of cells) chars += typeof c === "string" ? c.length : 8;
       batch.push(cells);
       loaded++;
       if (batch.length >= limits.batchRows || chars >= limits.batchChars) await flush();
+      if (slicer.due(cells.length)) await slicer.pause();
     }
     await flush();
+    rowBudget -= loaded;
     tables.push({
       stage,
       baseName: tableBaseName(doc.filename, src.part),
       part: src.part ?? null,
       columns,
       sourceRowCount: typed.sourceRows,
-      truncated: loaded < typed.sourceRows,
+      truncated: loaded < typed.sourceRows || !!src.cut,
       droppedColumns: typed.columns.length - kept.length,
     });
   }

@@ -1,7 +1,8 @@
 /**
  * Table and column names: lower snake case ASCII, never a SQL keyword, never
- * starting with a digit or an underscore (names starting with `_` or `sqlite`
- * are the store's own), at most 63 characters, made unique.
+ * starting with a digit or an underscore (names starting with `_` are the
+ * store's own; SQLite reserves `sqlite_*`, which gets a prefix:
+ * `sqlite_master` -> `t_sqlite_master`), at most 63 characters, made unique.
  */
 
 /** SQLite's keywords (https://sqlite.org/lang_keywords.html): a name equal to one gets a suffix. */
@@ -36,12 +37,14 @@ export function snakeCase(raw: string): string {
 
 /**
  * A safe identifier from `raw`, or `fallback` when nothing is left; `prefix`
- * goes before a leading digit ("2024" -> "c_2024"), `suffix` after a keyword.
+ * goes before a leading digit ("2024" -> "c_2024") and before a name SQLite
+ * reserves ("sqlite_master" -> "t_sqlite_master": SQLite refuses to create a
+ * table whose name starts with `sqlite_`), `suffix` after a keyword.
  */
 export function cleanName(raw: string, fallback: string, prefix: string, suffix: string): string {
   let name = snakeCase(raw) || fallback;
-  if (/^[0-9]/.test(name)) name = `${prefix}${name}`.slice(0, MAX_NAME_LENGTH);
-  if (KEYWORDS.has(name) || name.startsWith("sqlite")) name = `${name}${suffix}`;
+  if (/^[0-9]/.test(name) || name.startsWith("sqlite")) name = `${prefix}${name}`.slice(0, MAX_NAME_LENGTH).replace(/_+$/g, "");
+  if (KEYWORDS.has(name)) name = `${name}${suffix}`;
   return name;
 }
 

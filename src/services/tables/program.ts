@@ -11,8 +11,11 @@ const WRITE_OPCODES = new Set([
   "VCreate", "VDestroy", "VUpdate", "VBegin", "VRename", "Vacuum", "IncrVacuum", "JournalMode", "Checkpoint",
   "LoadAnalysis", "SqlExec", "IntegrityCk", "Expire", "TableLock",
 ]);
-/** Functions refused even where the runtime would have them (it already refuses extension loading). */
-const REFUSED_FUNCTIONS = new Set(["load_extension", "readfile", "writefile", "edit", "fts3_tokenizer", "sqlite_dbpage", "zipfile", "sqlar_uncompress"]);
+/**
+ * Functions refused even where the runtime would have them (it already refuses extension loading); zeroblob and
+ * randomblob make values as large as a number asks, which no question about the data needs.
+ */
+const REFUSED_FUNCTIONS = new Set(["load_extension", "readfile", "writefile", "edit", "fts3_tokenizer", "sqlite_dbpage", "zipfile", "sqlar_uncompress", "zeroblob", "randomblob"]);
 
 /** SQLite's message without the runtime's code suffix, offsets relative to the caller's own text. */
 export function databaseReason(e: unknown): string {
@@ -23,7 +26,7 @@ export function databaseReason(e: unknown): string {
     .slice(0, 500);
 }
 
-export type ProgramStep = { opcode: string; p1: number; p2: number; p4: string | null };
+export type ProgramStep = { opcode: string; p1: number; p2: number; p3: number; p4: string | null; p5: number };
 
 /**
  * Why a compiled program may not run, or null: it asks for a write

@@ -64,3 +64,49 @@ const several = (at: number): SqlCheck => ({
   ok: false,
   message: `Only one statement is allowed: there is more SQL after the ';' at position ${at}`,
 });
+
+/**
+ * The most arguments any call of each function in `sql` has, by lower-case
+ * name (`printf('%s %s', a, b)` -> printf: 3): the compiled program does not
+ * say how many registers a variadic function reads (row-cost.ts).
+ */
+export function callArities(sql: string): Map<string, number> {
+  const out = new Map<string, number>();
+  const calls: Array<{ name: string; depth: number; args: number }> = [];
+  let depth = 0;
+  let word = "";
+  for (let i = 0; i < sql.length; ) {
+    const ch = sql[i];
+    if (ch === "'" || ch === '"' || ch === "`" || ch === "[") {
+      const next = skipQuoted(sql, i);
+      if (next === -1) break;
+      word = ch === "'" ? "" : sql.slice(i + 1, next - 1).toLowerCase();
+      i = next;
+      continue;
+    }
+    if (/[A-Za-z0-9_$]/.test(ch)) {
+      let j = i;
+      while (j < sql.length && /[A-Za-z0-9_$]/.test(sql[j])) j++;
+      word = sql.slice(i, j).toLowerCase();
+      i = j;
+      continue;
+    }
+    if (ch === "(") {
+      depth++;
+      if (word) calls.push({ name: word, depth, args: /^\s*\)/.test(sql.slice(i + 1, i + 40)) ? 0 : 1 });
+    } else if (ch === ")") {
+      const top = calls[calls.length - 1];
+      if (top?.depth === depth) {
+        calls.pop();
+        out.set(top.name, Math.max(out.get(top.name) ?? 0, top.args));
+      }
+      depth--;
+    } else if (ch === ",") {
+      const top = calls[calls.length - 1];
+      if (top?.depth === depth) top.args++;
+    }
+    if (!/\s/.test(ch)) word = "";
+    i++;
+  }
+  return out;
+}

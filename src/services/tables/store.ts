@@ -5,6 +5,7 @@ import { quoteIdent, uniqueName } from "./names";
 import { checkSqlText } from "./sql-guard";
 import { CATALOG, type CatalogRow, type CommitTable, sqlType, type StageInput, STAGING, type TableInfo, toInfo } from "./catalog";
 import { databaseReason, programRefusal, type ProgramStep, WRAP_PREFIX } from "./program";
+import { COLSTATS, MAX_PLAN_ROWS, statementCost } from "./plan-sources";
 
 /**
  * The knowledge base's SQL store: one SQLite-backed Durable Object per
@@ -20,18 +21,24 @@ export type QueryOutcome =
   | { ok: true; columns: string[]; rows: Cell[][]; row_count: number; truncated: boolean; elapsed_ms: number }
   | { ok: false; code: "invalid_sql" | "query_timeout"; message: string };
 
-/** Words that may follow a table name and are not its alias. */
-const NOT_ALIASES = new Set(["where", "join", "inner", "left", "right", "full", "cross", "natural", "outer", "on", "using", "group", "order", "limit", "union", "except", "intersect", "window", "having", "indexed", "not"]);
-/** Nested-loop row combinations a query may plan for (see scanProduct). */
-const MAX_SCAN_PRODUCT = 200_000_000;
 /** Result cells past this many characters in total end the result early (`truncated`). */
 const MAX_RESULT_CHARS = 4_000_000;
+
+/** Why a bounded statement is still refused: its bound is past what runs within the time limit. */
+function tooCostly(bound: { rows: number; weight: number; cost: number }, timeoutMs: number): string {
+  const within = `more than the store runs within ${timeoutMs / 1000} s (at most ${MAX_PLAN_ROWS.toExponential(0)})`;
+  if (bound.weight < 2 || bound.rows > MAX_PLAN_ROWS) {
+    return `The query could go through about ${bound.rows.toExponential(1)} row combinations (a join without a matching condition, or of large subqueries?), ${within}; join on matching columns or aggregate first`;
+  }
+  return `The query's expressions could build values of up to ${Math.round((bound.weight * 64) / 1024)} KB on each of about ${bound.rows.toExponential(1)} rows, ${within}; use fewer or smaller replace()/printf()/concatenations`;
+}
 
 export class KbTables extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     ctx.storage.sql.exec(CATALOG);
     ctx.storage.sql.exec(STAGING);
+    ctx.storage.sql.exec(COLSTATS);
   }
 
   private get sql() {
@@ -102,7 +109,10 @@ export class KbTables extends DurableObject<Env> {
 
   private dropTablesOf(documentId: string): number {
     const names = this.sql.exec<{ name: string }>("SELECT name FROM _kb_tables WHERE document_id = ?", documentId).toArray();
-    for (const { name } of names) this.sql.exec(`DROP TABLE IF EXISTS ${quoteIdent(name)}`);
+    for (const { name } of names) {
+      this.sql.exec(`DROP TABLE IF EXISTS ${quoteIdent(name)}`);
+      this.sql.exec("DELETE FROM _kb_colstats WHERE table_name = ?", name);
+    }
     this.sql.exec("DELETE FROM _kb_tables WHERE document_id = ?", documentId);
     return names.length;
   }
@@ -146,6 +156,7 @@ export class KbTables extends DurableObject<Env> {
     await this.ctx.storage.deleteAll();
     this.sql.exec(CATALOG);
     this.sql.exec(STAGING);
+    this.sql.exec(COLSTATS);
   }
 
   /**
@@ -162,10 +173,18 @@ export class KbTables extends DurableObject<Env> {
    *    run that reports written rows is refused.
    * The runtime itself refuses ATTACH, extension loading and functions outside
    * its allowlist. `maxRows` rows at most come back (`truncated` when more).
-   * Time: the caller races this call against its time limit (the clock of a
-   * deployed Worker only moves on I/O, so the limit is enforced where the
-   * caller waits); here the elapsed time is also checked between rows, which
-   * stops long row streams wherever the clock moves (wrangler dev, tests).
+   *
+   * Time: SQLite in a Durable Object cannot be interrupted from outside, and
+   * while it runs nothing else in the isolate does. So a statement runs only
+   * when its query plan bounds the rows it visits (plan-cost.ts), times what
+   * one row's expressions can cost (row-cost.ts), below MAX_PLAN_ROWS: a
+   * recursive CTE, a step or construct that cannot be bounded, or a bound past
+   * the limit (a cross join of large tables or of subqueries over them, values
+   * built up to megabytes per row) is refused as invalid_sql, saying why,
+   * before anything runs. Between
+   * the rows that come back the elapsed time is checked too (a stream of rows
+   * stops at the limit wherever the clock moves), and the caller races the
+   * call against the limit.
    */
   async query(text: string, opts: { maxRows: number; timeoutMs: number }): Promise<QueryOutcome> {
     const started = Date.now();
@@ -174,14 +193,10 @@ export class KbTables extends DurableObject<Env> {
     const wrapped = `${WRAP_PREFIX}${checked.body}\n) LIMIT ${opts.maxRows + 1}`;
     const refused = this.compileCheck(wrapped);
     if (refused) return { ok: false, code: "invalid_sql", message: refused };
-    const combinations = this.scanProduct(wrapped);
-    if (combinations > MAX_SCAN_PRODUCT) {
-      return {
-        ok: false,
-        code: "query_timeout",
-        message: `The query would go through about ${combinations.toExponential(1)} row combinations (a join without a matching condition?) and cannot finish within ${opts.timeoutMs / 1000} s`,
-      };
-    }
+    const program = this.sql.exec<ProgramStep>(`EXPLAIN ${wrapped}`).toArray();
+    const bound = statementCost(this.sql, wrapped, program, opts.maxRows + 1);
+    if ("refusal" in bound) return { ok: false, code: "invalid_sql", message: bound.refusal };
+    if (bound.cost > MAX_PLAN_ROWS) return { ok: false, code: "invalid_sql", message: tooCostly(bound, opts.timeoutMs) };
     return this.runRolledBack(wrapped, opts, started);
   }
 
@@ -201,39 +216,6 @@ export class KbTables extends DurableObject<Env> {
     );
     hidden.add(1); // sqlite_schema
     return programRefusal(program, hidden);
-  }
-
-  /**
-   * A cost estimate from SQLite's query plan: the product of the row counts of
-   * the tables it scans in nested loops (siblings under one plan node). Used
-   * to refuse, before running, joins that cannot finish in time (a cross join
-   * of two 100,000-row tables is 10^10 combinations); unknown loops (CTEs,
-   * subqueries) count as 1, so this only ever refuses the obvious.
-   */
-  private scanProduct(statement: string): number {
-    let plan: Array<{ id: number; parent: number; detail: string }>;
-    try {
-      plan = this.sql.exec<{ id: number; parent: number; detail: string }>(`EXPLAIN QUERY PLAN ${statement}`).toArray();
-    } catch {
-      return 0;
-    }
-    const counts = new Map(this.sql.exec<{ name: string; row_count: number }>("SELECT name, row_count FROM _kb_tables").toArray().map((r) => [r.name, r.row_count]));
-    // The plan names a table by its alias ("FROM sales s" -> "SCAN s"): map aliases found in the text.
-    for (const [name, n] of [...counts]) {
-      for (const m of statement.matchAll(new RegExp(`(?:^|[^\\w"])"?${name}"?\\s+(?:as\\s+)?"?([A-Za-z_]\\w*)"?`, "gi"))) {
-        if (!NOT_ALIASES.has(m[1].toLowerCase())) counts.set(m[1], Math.max(counts.get(m[1]) ?? 0, n));
-      }
-    }
-    const byParent = new Map<number, number>();
-    let worst = 0;
-    for (const step of plan) {
-      const m = /^SCAN (\S+)/.exec(step.detail);
-      const rows = m ? (counts.get(m[1]) ?? 1) : 1;
-      const product = (byParent.get(step.parent) ?? 1) * Math.max(rows, 1);
-      byParent.set(step.parent, product);
-      worst = Math.max(worst, product);
-    }
-    return worst;
   }
 
   /** Layer 3: runs the statement in a transaction that is always rolled back; a run that wrote is refused. */

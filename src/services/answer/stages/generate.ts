@@ -36,7 +36,7 @@ export async function generateStage(ctx: TurnContext, history: History, parts: s
 async function generateExtractive(ctx: TurnContext, parts: string[], onDelta: (text: string) => Promise<void>) {
   const { req } = ctx;
   await publishSources(ctx);
-  const passages = ctx.ledger.all.map((s) => ({ index: s.index, text: s.text }));
+  const passages = ctx.ledger.all.map((s) => ({ index: s.index, text: s.text, memory: !!s.memory_id }));
   let answer: string;
   if (req.mode === "deep" && parts.length > 1) {
     // One short section per part of the question.
