@@ -10,6 +10,7 @@ import { cors } from "./lib/cors";
 import { ApiError } from "./lib/errors";
 import { onError, onNotFound } from "./lib/error-handler";
 import { createRouter } from "./lib/router";
+import { consoleAsset, wantsHtml } from "./lib/console";
 import { swaggerAsset, swaggerPage } from "./lib/swagger";
 import { a2aRoutes } from "./routes/a2a";
 import { agentRoutes } from "./routes/agents";
@@ -160,8 +161,13 @@ export function createApp() {
   app.route("/", oauthConsentRoutes);
 
   documentApi(app);
+  // The web console (src/console): its files and client-side routes, all from the static assets.
+  app.get("/console", (c) => c.redirect("/console/", 308));
+  app.get("/console/*", consoleAsset);
   app.get("/", (c) =>
-    c.json({ service: "kb-chat-service", api: API_PREFIX, openapi: "/openapi.json", explorer: "/swagger" }),
+    wantsHtml(c)
+      ? c.redirect("/console/", 302)
+      : c.json({ service: "kb-chat-service", api: API_PREFIX, openapi: "/openapi.json", explorer: "/swagger", console: "/console/" }),
   );
   app.get("/health", (c) => c.json({ ok: true }));
 

@@ -16,6 +16,8 @@ export interface Env {
   /** Workers AI (used when EMBEDDING_PROVIDER=workers-ai). */
   AI?: Ai;
   CHAT_SESSION: DurableObjectNamespace<import("./durable/chat-session").ChatSession>;
+  /** The supervisor: one Durable Object whose alarm re-drives work whose lease lapsed (README "Crash safety"). */
+  SUPERVISOR: DurableObjectNamespace<import("./durable/supervisor").Supervisor>;
 
   /** `development` (default), `test` or `production`. */
   ENVIRONMENT?: string;

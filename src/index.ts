@@ -4,12 +4,16 @@ import type { Env } from "./env";
 import { runHousekeeping } from "./services/housekeeping";
 import { sweepSchedules } from "./services/agents/scheduler";
 import { dispatchQueue } from "./services/queues";
+import { runSupervisorNow } from "./services/recovery/supervisor";
 // Modules that register queue consumers, housekeeping tasks and cleanup hooks.
 import "./services/ingest/consumer";
 import "./services/documents/cleanup";
+import "./services/documents/cleanup-tasks";
 import "./services/agents/cleanup";
 import "./services/mcp-oauth/lifecycle";
 import { isForOAuthProvider, oauthProvider } from "./services/mcp-oauth/provider";
+import "./services/agents/recovery";
+import "./services/chats/answer-record";
 
 export { LocalVectorIndex } from "./services/vector-index/local";
 
@@ -18,6 +22,8 @@ export { ChatSession } from "./durable/chat-session";
 export { KbTables } from "./services/tables/store";
 
 export { AgentScheduler } from "./durable/agent-scheduler";
+
+export { Supervisor } from "./durable/supervisor";
 
 const app = createApp();
 
@@ -34,6 +40,8 @@ export default {
 
   async scheduled(controller: ScheduledController, env: Env, ctx: ExecutionContext): Promise<void> {
     const at = new Date(controller.scheduledTime);
+    // Either cron: a recovery pass, in case the supervisor's alarm was lost (the alarm is the mechanism).
+    ctx.waitUntil(runSupervisorNow(env).catch((e) => console.error("supervisor pass from the cron failed:", e)));
     // "* * * * *": the agent-schedule safety net; any other cron (every 5 minutes): housekeeping.
     if (controller.cron === "* * * * *") {
       ctx.waitUntil(sweepSchedules(env, openDb(env), at, (p) => ctx.waitUntil(p)));

@@ -8,3 +8,9 @@ declare namespace Cloudflare {
     TEST_RATE_LIMITER: RateLimit;
   }
 }
+
+// Vite's `?raw` imports (a file's text), e.g. the console's generated API types.
+declare module "*?raw" {
+  const text: string;
+  export default text;
+}

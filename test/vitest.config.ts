@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { readdirSync } from "node:fs";
 import path from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
@@ -8,9 +9,9 @@ const root = path.join(import.meta.dirname, "..");
 
 /** The workerd suite's projects, by test folder (every folder of test/ with Worker tests is in exactly one). */
 export const WORKER_GROUPS: Record<string, string[]> = {
-  "workers-core": ["foundation", "organizations", "lib", "billing", "skills", "artifacts", "retrieval"],
+  "workers-core": ["foundation", "organizations", "lib", "billing", "skills", "artifacts", "retrieval", "console"],
   "workers-answers": ["documents", "chats", "tools", "embed", "memory"],
-  "workers-tools": ["mcp", "connectors", "agents", "a2a", "tables", "protocols"],
+  "workers-tools": ["mcp", "connectors", "agents", "a2a", "tables", "protocols", "recovery"],
 };
 
 /**
@@ -22,6 +23,9 @@ export const WORKER_GROUPS: Record<string, string[]> = {
  *   disconnect and heartbeats are exercised deterministically (test/paced/);
  * - `e2e`: Node tests that drive `wrangler dev` with a real browser (test/e2e/).
  */
+
+/** Test files that run in a workerd instance of their own (see the "bounds" project below). */
+const OWN_INSTANCE = ["test/documents/bounds.test.ts"];
 
 /** Every folder of test/ that holds Worker tests must belong to one group, or its tests would silently not run. */
 function assertGroupsCoverTests() {
@@ -67,8 +71,19 @@ function dropLateMessages(plugin: ReturnType<typeof cloudflareTest>): ReturnType
   } as ReturnType<typeof cloudflareTest>;
 }
 
+/**
+ * The Worker's static assets (the console and the Swagger files, dist/assets) are built by `npm test`'s
+ * pretest; a run of single files with `npx vitest` builds them here (a no-op when they are newer than the
+ * console's sources), since the pool would otherwise start and answer 404 for every asset.
+ */
+function ensureAssets() {
+  const r = spawnSync(process.execPath, [path.join(root, "src/console/scripts/build-assets.mjs")], { cwd: root, stdio: "inherit" });
+  if (r.status !== 0) throw new Error("npm run build:assets failed");
+}
+
 export default defineConfig(async () => {
   assertGroupsCoverTests();
+  ensureAssets();
   const migrations = await readD1Migrations(path.join(root, "migrations"));
   // Local protocol servers (see test/servers); their URLs reach the Worker as TEST_SERVERS.
   const servers = await startTestServers();
@@ -78,10 +93,13 @@ export default defineConfig(async () => {
   const mcpPort = new URL(servers.mcp).port;
   // The local A2A agent (test/servers/a2a.ts) is allowed the same way; other private addresses stay refused.
   const a2aPort = new URL(servers.a2a).port;
+  // The copy of the web site whose robots.txt lists a gzip bomb (test/servers/web.ts), for the "bounds" project only.
+  const bombsPort = new URL(servers["web-bombs"]).port;
   // Every connector talks to the local double of its provider (test/servers/connectors.ts).
   const connectorsPort = new URL(servers.connectors).port;
   const connectorSlugs = ["github", "google-drive", "notion", "slack", "linear", "jira"];
 
+  const allowPrivate = `127.0.0.1:${webPort},localhost:${webPort},127.0.0.1:${connectorsPort},127.0.0.1:${mcpPort},127.0.0.1:${a2aPort}`;
   const workers = (extra: Record<string, string>) =>
     dropLateMessages(cloudflareTest({
       wrangler: { configPath: path.join(root, "wrangler.toml") },
@@ -94,7 +112,7 @@ export default defineConfig(async () => {
           PASSWORD_ITERATIONS: "1000",
           // Tests sign up many users from one address; the throttle has its own test.
           SIGNUP_THROTTLE_MAX: "0",
-          ALLOW_PRIVATE_URLS: `127.0.0.1:${webPort},localhost:${webPort},127.0.0.1:${connectorsPort},127.0.0.1:${mcpPort},127.0.0.1:${a2aPort}`,
+          ALLOW_PRIVATE_URLS: allowPrivate,
           CONNECTORS: JSON.stringify(Object.fromEntries(connectorSlugs.map((s) => [s, { client_id: `${s}-client`, client_secret: `${s}-secret` }]))),
           CONNECTOR_ENDPOINTS: JSON.stringify(
             Object.fromEntries(
@@ -136,8 +154,15 @@ export default defineConfig(async () => {
         // test-runner connection, while the same files pass in smaller runs.
         ...Object.entries(WORKER_GROUPS).map(([name, dirs]) => ({
           plugins: [workers({ WEB_SEARCH_URL: `${servers.searx}/search` })],
-          test: { ...common, name, include: dirs.map((d) => `test/${d}/**/*.test.ts`) },
+          test: { ...common, name, include: dirs.map((d) => `test/${d}/**/*.test.ts`), exclude: OWN_INSTANCE },
         })),
+        // Hostile files (zip, gzip and PDF bombs) in a workerd instance of their own: the instance that ran them
+        // later sends the test runner a message larger than its WebSocket accepts ("Message is too large") and
+        // exits, which failed whichever file it ran next; alone, the file passes and the instance stops cleanly.
+        {
+          plugins: [workers({ ALLOW_PRIVATE_URLS: `${allowPrivate},127.0.0.1:${bombsPort},localhost:${bombsPort}` })],
+          test: { ...common, name: "bounds", include: OWN_INSTANCE },
+        },
         {
           plugins: [workers({ LOCAL_MODEL_TOKEN_DELAY_MS: "25", SSE_HEARTBEAT_MS: "1000" })],
           test: { ...common, name: "paced", include: ["test/paced/**/*.test.ts"] },

@@ -4,7 +4,7 @@ import { openDb } from "../db/client";
 import { agents } from "../db/schema";
 import { getAgent } from "../services/agents/agents";
 import { nextOccurrence } from "../services/agents/schedule";
-import { runOccurrence, type OccurrenceResult } from "../services/agents/scheduler";
+import { catchUpOccurrences, runOccurrence, type OccurrenceResult } from "../services/agents/scheduler";
 
 interface FirePayload {
   agentId: string;
@@ -46,17 +46,25 @@ export class AgentScheduler extends Agent<Cloudflare.Env> {
     return { next_run_at: scheduledFor };
   }
 
-  /** The alarm callback. */
+  /**
+   * The alarm callback. An alarm that fires late (the service was down across one or more occurrences) applies
+   * the downtime rule itself to every occurrence since the armed one: the latest runs if it was missed by less
+   * than one period, every other is recorded `missed_occurrence` at its own time (catchUpOccurrences).
+   */
   async fire(payload: FirePayload): Promise<void> {
     const at = new Date(Math.max(Date.now(), new Date(payload.scheduledFor).getTime()));
+    const db = openDb(this.env);
     let armed = false;
     const armNext = async () => {
       armed = true;
       await this.armNext(payload.agentId, at);
     };
-    // Claim the occurrence first (its start time), then arm the next one, then do the work.
     try {
-      await runOccurrence(this.env, openDb(this.env), payload.agentId, payload.scheduledFor, armNext);
+      const agent = await getAgent(db, payload.agentId);
+      if (!agent || agent.status !== "active" || !agent.scheduleEnabled || !agent.scheduleCron) return;
+      const { run } = await catchUpOccurrences(db, agent, new Date(payload.scheduledFor), at);
+      // Claim the occurrence first (its start time), then arm the next one, then do the work.
+      if (run) await runOccurrence(this.env, db, payload.agentId, run, armNext);
     } finally {
       if (!armed) await armNext();
     }

@@ -47,6 +47,8 @@ export interface TurnCommand {
   attachments?: TurnRequest["attachments"];
   /** Images stored with the first message (R2 keys, for the model; URLs, for the record). */
   images?: Array<{ url: string; key: string; mediaType: string }>;
+  /** The user message's id, when fixed by the caller (a chat's first turn: a retried create finds it). */
+  userMessageId?: string;
 }
 
 export interface TurnOutcome {
@@ -123,6 +125,7 @@ export class ChatSession extends DurableObject<Env> {
       images: cmd.images,
       runId: cmd.runId ?? null,
       depth: cmd.depth ?? 0,
+      userMessageId: cmd.userMessageId,
     };
   }
 

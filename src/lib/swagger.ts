@@ -2,8 +2,9 @@ import type { Context } from "hono";
 import type { AppEnv } from "../types";
 
 /**
- * The interactive explorer at /swagger, with swagger-ui-dist served from the
- * Worker's static assets (no CDN, so it works offline).
+ * The interactive explorer at /swagger, with swagger-ui-dist's files copied into
+ * the Worker's static assets under /swagger/ (src/console/scripts/copy-swagger.mjs; no CDN,
+ * so it works offline).
  */
 const FILES: Record<string, string> = {
   "swagger-ui.css": "text/css; charset=utf-8",
@@ -48,7 +49,7 @@ export async function swaggerAsset(c: Context<AppEnv>) {
   }
   const type = FILES[file];
   if (!type) return c.notFound();
-  const res = await c.env.ASSETS.fetch(new Request(new URL(`/${file}`, c.req.url)));
+  const res = await c.env.ASSETS.fetch(new Request(new URL(`/swagger/${file}`, c.req.url)));
   if (!res.ok) return c.notFound();
   return new Response(res.body, {
     status: 200,

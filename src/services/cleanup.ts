@@ -2,6 +2,8 @@ import type { Database } from "../db/client";
 import type { Context } from "hono";
 import type { Env } from "../env";
 import type { AppEnv } from "../types";
+import { CLEANUP_CHECK_MS } from "./recovery/leases";
+import { wakeSupervisor } from "./recovery/supervisor";
 
 /**
  * Deleting an organization, tenant or knowledge base removes its rows through
@@ -26,4 +28,7 @@ export async function deleteWithCleanup(c: Context<AppEnv>, kind: CleanupKind, i
   const ctx = { db: c.get("db"), env: c.env, waitUntil: (p: Promise<unknown>) => c.executionCtx.waitUntil(p) };
   for (const hook of hooks[kind]) await hook(ctx, id);
   await remove(ctx.db);
+  // What the rows leave outside D1 was recorded by the deleting statement (triggers); the supervisor removes it
+  // even if the hooks' background work is lost.
+  await wakeSupervisor(c.env, Date.now() + CLEANUP_CHECK_MS);
 }

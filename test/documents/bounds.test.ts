@@ -129,7 +129,7 @@ describe("decompression counted as it happens", () => {
   });
 
   it("a gzip bomb sitemap stops at its cap and discovery still answers", async () => {
-    const web = testServer("web");
+    const web = testServer("web-bombs");
     const res = await guardedFetch(env as any, `${web}/sitemap-bomb.xml.gz`);
     expect(res.body.byteLength).toBeLessThan(200 * 1024);
     const started = Date.now();

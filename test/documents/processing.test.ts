@@ -295,8 +295,9 @@ describe("housekeeping", () => {
     const { kb, auth } = await setup();
     const lost = await seedDocument(kb.id, { filename: "a.md", mime: MD, body: text(1) });
     const dead = await seedDocument(kb.id, { filename: "b.md", mime: MD, body: text(1) });
+    // Their leases lapsed long ago (the message, and the worker, are gone).
     const old = new Date(Date.now() - 40 * 60 * 1000).toISOString();
-    await env.DB.prepare("UPDATE documents SET updated_at = ? WHERE id IN (?, ?)").bind(old, lost.doc.id, dead.doc.id).run();
+    await env.DB.prepare("UPDATE documents SET updated_at = ?, lease_expires_at = ? WHERE id IN (?, ?)").bind(old, old, lost.doc.id, dead.doc.id).run();
     await env.DB.prepare("UPDATE documents SET status = 'processing', attempts = 3 WHERE id = ?").bind(dead.doc.id).run();
     expect(await requeueStuckDocuments(env, db())).toBe(2);
     expect((await waitForDocument(auth, lost.doc.id)).status).toBe("processed");

@@ -5,9 +5,18 @@ import type { AddressInfo } from "node:net";
 
 /**
  * Debian's Chromium for the browser tests: CHROMIUM_PATH or the usual paths, installed with apt-get when
- * missing and the user is root (never a downloaded browser build); null when neither is possible.
+ * missing and the user is root (never a downloaded browser build); null when neither is possible, and then
+ * the browser tests skip, except under CI=true, where a missing browser fails them (never a silent skip).
  */
 export function findChromium(): string | null {
+  const found = locateChromium();
+  if (!found && process.env.CI === "true") {
+    throw new Error("CI=true and no Chromium: install Debian's `chromium` (.ci/run does) or set CHROMIUM_PATH");
+  }
+  return found;
+}
+
+function locateChromium(): string | null {
   const candidates = [process.env.CHROMIUM_PATH, "/usr/bin/chromium", "/usr/bin/chromium-browser"].filter(Boolean) as string[];
   const found = candidates.find((p) => existsSync(p));
   if (found) return found;

@@ -14,6 +14,7 @@ export const handlers: Record<string, () => Promise<Handler>> = {
   // name: () => import("./name").then((m) => m.handler),
   openai: () => import("./openai").then((m) => m.handler),
   web: () => import("./web").then((m) => m.handler),
+  "web-bombs": () => import("./web").then((m) => m.bombSiteHandler),
   searx: () => import("./searx").then((m) => m.handler),
   rerank: () => import("./rerank").then((m) => m.handler),
   mcp: () => import("./mcp").then((m) => m.handler),

@@ -4,8 +4,9 @@ import type { Handler } from "./index";
 
 /**
  * A small website for web-ingestion tests: an article page with navigation
- * chrome, robots.txt with sitemaps (an index, a urlset, a gzipped one, a
- * gzip bomb), a page whose Content-Encoding is a gzip bomb,
+ * chrome, robots.txt with sitemaps (an index, a urlset, a gzipped one; the
+ * "web-bombs" copy of this site also lists a gzip bomb), a page whose
+ * Content-Encoding is a gzip bomb,
  * redirects (relative, chains, to private and metadata addresses), a large
  * page, a slow page, a DNS-over-HTTPS endpoint for the URL guard.
  * Absolute URLs use the Host the request came with, so a test can address the
@@ -75,7 +76,7 @@ export const handler: Handler = async (req, res) => {
     case "/redirect-loopback":
       return redirect("http://[::ffff:127.0.0.1]:1/");
     case "/robots.txt":
-      return send(200, `User-agent: *\nDisallow: /private/\nAllow: /private/open\n\nSitemap: ${origin}/sitemap-index.xml\nSitemap: ${origin}/sitemap-bomb.xml.gz\n`, "text/plain");
+      return send(200, `User-agent: *\nDisallow: /private/\nAllow: /private/open\n\nSitemap: ${origin}/sitemap-index.xml\n`, "text/plain");
     case "/sitemap-bomb.xml.gz":
       return send(200, gzipBomb(), "application/gzip");
     case "/bomb-encoded":
@@ -111,4 +112,18 @@ export const handler: Handler = async (req, res) => {
       }
       return send(404, "not found");
   }
+};
+
+/**
+ * The same site, whose robots.txt also lists the gzip-bomb sitemap: for the bounded-work tests only (their own
+ * project in test/vitest.config.ts), so that no other discovery test fetches the bomb.
+ */
+export const bombSiteHandler: Handler = async (req, res, self) => {
+  if (req.url === "/robots.txt") {
+    const origin = `http://${req.headers.host}`;
+    res.writeHead(200, { "Content-Type": "text/plain" });
+    res.end(`User-agent: *\nDisallow: /private/\nAllow: /private/open\n\nSitemap: ${origin}/sitemap-index.xml\nSitemap: ${origin}/sitemap-bomb.xml.gz\n`);
+    return;
+  }
+  return handler(req, res, self);
 };

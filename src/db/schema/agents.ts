@@ -117,6 +117,8 @@ export const agentRuns = sqliteTable(
     startedAt: text("started_at"),
     endedAt: text("ended_at"),
     createdAt: text("created_at").notNull(),
+    /** While queued or running: renewed by the run's turn; a lapsed lease means its worker is gone (0015). */
+    leaseExpiresAt: text("lease_expires_at"),
   },
   (t) => [unique().on(t.agentId, t.scheduledFor)],
 );

@@ -14,6 +14,8 @@ export interface ChatSettings {
   connector_slugs?: string[];
   delegate_agent_ids?: string[];
   enabled_mcp_server_ids?: string[];
+  /** A chat created with a first message: that message's id and SHA-256 (a retried create finds its turn). */
+  first_message?: { id: string; sha256: string };
 }
 
 export interface TodoItem {
@@ -48,6 +50,9 @@ export const chats = sqliteTable("chats", {
   terminationReason: text("termination_reason"),
   messageCount: integer("message_count").notNull().default(0),
   lastMessageAt: text("last_message_at"),
+  /** The turn in flight: the id its answer is saved under and its lease, renewed while it runs (0015). */
+  turnMessageId: text("turn_message_id"),
+  turnLeaseExpiresAt: text("turn_lease_expires_at"),
   ...timestamps(),
 });
 

@@ -27,6 +27,8 @@ export const documents = sqliteTable("documents", {
   attempts: integer("attempts").notNull().default(0),
   uploadExpiresAt: text("upload_expires_at"),
   uploadClaimedAt: text("upload_claimed_at"),
+  /** Queued: by when its processing message must arrive; processing: by when its worker must next report (0015). */
+  leaseExpiresAt: text("lease_expires_at"),
   createdBy: text("created_by"),
   ...timestamps(),
   processedAt: text("processed_at"),
@@ -59,5 +61,18 @@ export const ingestGarbage = sqliteTable("ingest_garbage", {
   kind: text("kind", { enum: ["object", "vector"] }).notNull(),
   knowledgeBaseId: text("knowledge_base_id").notNull(),
   ref: text("ref").notNull(),
+  /** A stored file's tenant and the bytes it counts for until it is removed (0015). */
+  tenantId: text("tenant_id"),
+  bytes: integer("bytes").notNull().default(0),
+  createdAt: createdAt(),
+});
+
+/** What a deletion leaves to remove beyond files and vectors (migrations/0015; drained by the supervisor). */
+export const cleanupTasks = sqliteTable("cleanup_tasks", {
+  id: integer("id").primaryKey({ autoIncrement: true }),
+  kind: text("kind", { enum: ["document", "knowledge_base"] }).notNull(),
+  ref: text("ref").notNull(),
+  knowledgeBaseId: text("knowledge_base_id").notNull(),
+  attempts: integer("attempts").notNull().default(0),
   createdAt: createdAt(),
 });

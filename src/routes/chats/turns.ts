@@ -13,7 +13,9 @@ export const chatTurnRoutes = createRouter();
 const create = route("post", "/chats", "query:rag", {
   operationId: "createChat", summary: "Create a chat, optionally with its first message",
   description:
-    "`id` is a client-generated UUID (409 if already used). With `message`, the first turn is answered and the " +
+    "`id` is a client-generated UUID (409 if already used — except by the same create sent again, by the same " +
+    "caller with the same first `message`: that answers 201 with the chat and its first turn, header " +
+    "`Idempotent-Replayed: true`). With `message`, the first turn is answered and the " +
     "response carries it; without, an empty chat is created (no credits needed). `shared_source_chat_id` seeds the " +
     "new private chat with up to 120 share-safe messages of a chat you can read.",
   request: { body: jsonBody(CreateChatBody) },

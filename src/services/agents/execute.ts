@@ -4,6 +4,8 @@ import type { Database } from "../../db/client";
 import { messages, type AgentRun } from "../../db/schema";
 import type { Env } from "../../env";
 import { runTurnJson, streamTurn } from "../chats/session";
+import { checkAfter, LEASE_MS } from "../recovery/leases";
+import { wakeSupervisor } from "../recovery/supervisor";
 import { endOfOutcome, failRun, finishRun, getRun, publicRun, type TurnEnd } from "./runs";
 
 /**
@@ -15,6 +17,7 @@ import { endOfOutcome, failRun, finishRun, getRun, publicRun, type TurnEnd } fro
  */
 
 export async function executeRunJson(env: Env, db: Database, cmd: TurnCommand): Promise<{ outcome: TurnOutcome; run: AgentRun }> {
+  await watchRun(env);
   let outcome: TurnOutcome;
   try {
     outcome = await runTurnJson(env, cmd);
@@ -25,6 +28,9 @@ export async function executeRunJson(env: Env, db: Database, cmd: TurnCommand): 
   const run = (await finishRun(db, cmd.runId!, endOfOutcome(outcome)))!;
   return { outcome, run };
 }
+
+/** The run's lease (startRun) is looked at when it would lapse: a run whose worker dies before its turn starts is settled then. */
+const watchRun = (env: Env) => wakeSupervisor(env, checkAfter(Date.now() + LEASE_MS));
 
 /** Settles a run from its chat's latest answer (after a disconnect, or by the sweep). */
 export async function settleFromChat(db: Database, run: AgentRun): Promise<void> {
@@ -60,6 +66,7 @@ export async function executeRunStream(
   waitUntil: (p: Promise<unknown>) => void,
 ): Promise<Response> {
   const runId = cmd.runId!;
+  await watchRun(env);
   let res: Response;
   try {
     res = await streamTurn(env, cmd);

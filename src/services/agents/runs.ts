@@ -8,6 +8,7 @@ import type { Actor } from "../billing/metering";
 import { createChat, seedMessages } from "../chats/chats";
 import { emptyToolSettings } from "../tools/types";
 import { pageOf } from "../../db/page";
+import { leaseUntil } from "../recovery/leases";
 import { buildSnapshot } from "./snapshot";
 import { runOwnerSeenBy, type RunViewer } from "../../auth/policy";
 
@@ -97,6 +98,12 @@ export async function startRun(db: Database, s: StartRun): Promise<{ run: AgentR
   return { run, chat, cmd: runCommand(s, snapshot, run, chat) };
 }
 
+/** SQL: a run in flight whose worker is gone — its own lease lapsed and its chat has no live turn. */
+export const runLeaseLapsed = (at: string) => sql`
+  ${agentRuns.status} IN ('queued', 'running')
+  AND COALESCE(${agentRuns.leaseExpiresAt}, strftime('%Y-%m-%dT%H:%M:%fZ', COALESCE(${agentRuns.startedAt}, ${agentRuns.createdAt}), '+30 seconds')) < ${at}
+  AND NOT EXISTS (SELECT 1 FROM chats c WHERE c.id = ${agentRuns.chatId} AND c.turn_lease_expires_at >= ${at})`;
+
 function newRunChat(db: Database, s: StartRun, snapshot: Snapshot): Promise<Chat> {
   return createChat(db, {
     id: crypto.randomUUID(),
@@ -119,7 +126,7 @@ async function recordRun(db: Database, s: StartRun, snapshot: Snapshot, chat: Ch
   if (s.runId) {
     return (await db
       .update(agentRuns)
-      .set({ status: "running", chatId: chat.id, owner, snapshot, agentVersion: s.agent.agentVersion, startedAt: at })
+      .set({ status: "running", chatId: chat.id, owner, snapshot, agentVersion: s.agent.agentVersion, startedAt: at, leaseExpiresAt: leaseUntil(Date.parse(at)) })
       .where(eq(agentRuns.id, s.runId))
       .returning()
       .get())!;
@@ -145,6 +152,8 @@ async function recordRun(db: Database, s: StartRun, snapshot: Snapshot, chat: Ch
     startedAt: at,
     endedAt: null,
     createdAt: at,
+    // Held until the run's turn takes over with its own lease (see settleLapsedRuns).
+    leaseExpiresAt: leaseUntil(Date.parse(at)),
   };
   await db.insert(agentRuns).values(run);
   return run;
@@ -183,7 +192,7 @@ function runCommand(s: StartRun, snapshot: Snapshot, run: AgentRun, chat: Chat):
 
 export interface TurnEnd {
   status: "complete" | "partial" | "error";
-  stopReason?: "stopped" | "replaced" | "disconnected";
+  stopReason?: "stopped" | "replaced" | "disconnected" | "interrupted";
   error?: { code: string; message: string } | null;
   usage: RunUsage | null;
   messageId: string | null;
@@ -195,9 +204,13 @@ export function terminalOf(end: TurnEnd): { status: RunStatus; error: { code: st
   if (end.status === "complete") return { status: "completed", error: null };
   if (end.status === "partial" && end.stopReason === "stopped") return { status: "cancelled", error: null };
   if (end.status === "partial") {
-    return end.stopReason === "replaced"
-      ? { status: "failed", error: { code: "replaced", message: "A newer turn on the same chat replaced this run before its final answer" } }
-      : { status: "failed", error: { code: "interrupted", message: "The run ended before a final answer (the client disconnected)" } };
+    if (end.stopReason === "replaced") {
+      return { status: "failed", error: { code: "replaced", message: "A newer turn on the same chat replaced this run before its final answer" } };
+    }
+    if (end.stopReason === "interrupted") {
+      return { status: "failed", error: { code: "interrupted", message: "The run was interrupted before its final answer (the service stopped while it ran); its partial output is kept" } };
+    }
+    return { status: "failed", error: { code: "interrupted", message: "The run ended before a final answer (the client disconnected)" } };
   }
   return { status: "failed", error: { code: end.error?.code ?? "internal_error", message: end.error?.message ?? "The run failed" } };
 }

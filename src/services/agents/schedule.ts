@@ -58,6 +58,11 @@ export function previousOccurrence(cron: string, timezone: string, at: Date): Da
   return prev[0] ?? null;
 }
 
+/** The latest `n` occurrences at or before `at`, newest first. */
+export function previousOccurrences(cron: string, timezone: string, at: Date, n: number): Date[] {
+  return cronOf(cron, timezone).previousRuns(n, new Date(at.getTime() + 1));
+}
+
 /** The time between an occurrence and the next one (the "period" of a missed occurrence). */
 export function periodAfter(cron: string, timezone: string, occurrence: Date): number {
   const next = nextOccurrence(cron, timezone, occurrence);

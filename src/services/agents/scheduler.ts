@@ -15,7 +15,8 @@ import { getModel } from "../models/registry";
 import { getAgent } from "./agents";
 import { executeRunJson } from "./execute";
 import { failRun, startRun } from "./runs";
-import { nextOccurrence, periodAfter } from "./schedule";
+import { leaseUntil } from "../recovery/leases";
+import { periodAfter, previousOccurrences } from "./schedule";
 
 /**
  * Scheduled runs. Each scheduled agent has one Durable Object
@@ -95,7 +96,7 @@ async function claimOccurrence(db: Database, agent: Agent, scheduledFor: string)
   // queued -> running exactly once, whoever inserted the row (a retry after a crash before this point takes it over).
   const claimed = await db
     .update(agentRuns)
-    .set({ status: "running", startedAt: at })
+    .set({ status: "running", startedAt: at, leaseExpiresAt: leaseUntil(Date.parse(at)) })
     .where(and(eq(agentRuns.agentId, agent.id), eq(agentRuns.scheduledFor, scheduledFor), eq(agentRuns.status, "queued")))
     .returning({ id: agentRuns.id })
     .all();
@@ -164,24 +165,45 @@ export async function runOccurrence(
   return "ran";
 }
 
-/** Records an occurrence nobody ran in time (no-op when it exists). */
-async function recordMissed(db: Database, agent: Agent, scheduledFor: string) {
+/** Occurrences recorded `missed_occurrence` at most per catch-up (the most recent ones). */
+export const MAX_MISSED_RECORDED = 1_000;
+
+/** Records occurrences nobody ran in time, each at its own `scheduled_for` (existing ones are left as they are). */
+async function recordMissed(db: Database, agent: Agent, occurrences: Date[]) {
+  if (!occurrences.length) return;
   const at = nowIso();
+  const rows = JSON.stringify(occurrences.map((d) => [newId("run"), d.toISOString()]));
   await db.run(sql`
     INSERT INTO agent_runs (id, agent_id, organization_id, tenant_id, agent_version, status, trigger, scheduled_for,
       error_code, error_message, started_at, ended_at, created_at)
-    VALUES (${newId("run")}, ${agent.id}, ${agent.organizationId}, ${agent.tenantId}, ${agent.agentVersion}, 'failed', 'schedule',
-      ${scheduledFor}, 'missed_occurrence', 'The occurrence was missed by more than one period', ${at}, ${at}, ${at})
+    SELECT json_extract(value, '$[0]'), ${agent.id}, ${agent.organizationId}, ${agent.tenantId}, ${agent.agentVersion}, 'failed', 'schedule',
+      json_extract(value, '$[1]'), 'missed_occurrence', 'The occurrence was missed by more than one period', ${at}, ${at}, ${at}
+    FROM json_each(${rows}) WHERE true
     ON CONFLICT (agent_id, scheduled_for) DO NOTHING`);
 }
 
-const MAX_MISSED_RECORDED = 100;
+/**
+ * The downtime rule (API-DECISIONS "Agents"), applied to every occurrence from `from` (the one armed after the
+ * last recorded one, inclusive) up to `at`: the latest runs if it was missed by less than one period; every other
+ * one is recorded `failed` with `missed_occurrence` at its own `scheduled_for`. Returns the occurrence to run.
+ */
+export async function catchUpOccurrences(db: Database, agent: Agent, from: Date, at: Date): Promise<{ run: string | null; missed: number }> {
+  const cron = agent.scheduleCron!;
+  const tz = agent.scheduleTimezone ?? "UTC";
+  // Newest first; `at` itself counts.
+  const due = previousOccurrences(cron, tz, at, MAX_MISSED_RECORDED + 1).filter((d) => d.getTime() >= from.getTime());
+  const latest = due[0];
+  if (!latest) return { run: null, missed: 0 };
+  const runLatest = at.getTime() - latest.getTime() < periodAfter(cron, tz, latest);
+  const missed = runLatest ? due.slice(1) : due;
+  await recordMissed(db, agent, missed);
+  return { run: runLatest ? latest.toISOString() : null, missed: missed.length };
+}
 
 /**
- * The Cron Trigger's safety net: every enabled schedule whose armed occurrence
- * is more than SWEEP_GRACE_MS overdue lost its alarm. The latest occurrence due
- * is run if it was missed by less than one period; older ones are recorded
- * failed (`missed_occurrence`); then the alarm is re-armed.
+ * The Cron Trigger's safety net: every enabled schedule whose armed occurrence is more than SWEEP_GRACE_MS
+ * overdue lost its alarm; the downtime rule is applied from the armed occurrence (catchUpOccurrences), then the
+ * alarm is re-armed. (An alarm that fires late applies the same rule itself: src/durable/agent-scheduler.ts.)
  */
 export async function sweepSchedules(env: Env, db: Database, at: Date, waitUntil: (p: Promise<unknown>) => void): Promise<{ rearmed: number; ran: number; missed: number }> {
   const cutoff = new Date(at.getTime() - SWEEP_GRACE_MS).toISOString();
@@ -194,33 +216,15 @@ export async function sweepSchedules(env: Env, db: Database, at: Date, waitUntil
   let ran = 0;
   let missed = 0;
   for (const agent of due) {
-    const cron = agent.scheduleCron!;
-    const tz = agent.scheduleTimezone ?? "UTC";
     if (agent.nextRunAt) {
-      // Every occurrence from the armed one up to now.
-      const occ: Date[] = [];
-      for (let d: Date | null = new Date(agent.nextRunAt); d && d <= at && occ.length < MAX_MISSED_RECORDED + 1; d = nextOccurrence(cron, tz, d)) occ.push(d);
-      const latest = occ.at(-1);
-      for (const d of occ.slice(0, -1)) {
-        await recordMissed(db, agent, d.toISOString());
-        missed++;
-      }
-      if (latest) {
-        if (at.getTime() - latest.getTime() < periodAfter(cron, tz, latest)) {
-          ran++;
-          const p = schedulerStub(env, agent.id).runNow(agent.id, latest.toISOString());
-          waitUntil(p);
-        } else {
-          await recordMissed(db, agent, latest.toISOString());
-          missed++;
-        }
+      const plan = await catchUpOccurrences(db, agent, new Date(agent.nextRunAt), at);
+      missed += plan.missed;
+      if (plan.run) {
+        ran++;
+        waitUntil(schedulerStub(env, agent.id).runNow(agent.id, plan.run));
       }
     }
     await armSchedule(env, agent.id);
   }
-  // Runs left "running" for an hour lost their turn (a crash): settle them as failed.
-  await db.run(sql`
-    UPDATE agent_runs SET status = 'failed', error_code = 'interrupted', error_message = 'The run was interrupted', ended_at = ${at.toISOString()}
-    WHERE status IN ('queued', 'running') AND created_at < ${new Date(at.getTime() - 3_600_000).toISOString()}`);
   return { rearmed: due.length, ran, missed };
 }

@@ -33,6 +33,8 @@ export interface TurnRequest extends Omit<TurnScope, "db" | "env" | "resources">
   instructions?: string | null;
   /** Images of this message: stored keys (bytes go to vision models) and their URLs (metadata). */
   images?: Array<{ url: string; key: string; mediaType: string }>;
+  /** The user message's id, when the caller fixed it (a chat's first turn, so a retried create finds it). */
+  userMessageId?: string;
 }
 
 export interface TurnResult {

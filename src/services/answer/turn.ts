@@ -1,5 +1,10 @@
 import { newId } from "../../lib/ids";
-import { appendMessage, publicMessage } from "../chats/chats";
+import { nowIso } from "../../lib/time";
+import { beginTurn } from "../chats/answer-record";
+import { publicMessage } from "../chats/chats";
+import { checkAfter, LEASE_MS, leaseUntil } from "../recovery/leases";
+import { wakeSupervisor } from "../recovery/supervisor";
+import { AnswerCheckpoint } from "./checkpoint";
 import { ProviderError } from "../models/llm";
 import { assembleToolbox, type Toolbox } from "../tools/toolbox";
 import { TurnResources } from "../tools/resources";
@@ -21,8 +26,9 @@ export type { TurnDeps, TurnRequest, TurnResult } from "./context";
  * runs, as stages called in one order:
  *   user message → history (rolling summary) → toolbox → plan (context,
  *   knowledge-base search, web search; the offline plan's tools) → generation
- *   (local-extractive, or a provider model with the tool loop) → metering →
- *   persistence → after-turn hooks → closing events.
+ *   (local-extractive, or a provider model with the tool loop, its answer
+ *   checkpointed as it streams) → metering → persistence → after-turn hooks
+ *   → closing events.
  * A stage a turn does not need is skipped by its configuration (mode, model,
  * toolbox), never by a copy of the pipeline.
  */
@@ -30,23 +36,35 @@ export async function runTurn(deps: TurnDeps, req: TurnRequest, emit: Emit, sign
   const scope = turnScope(deps, req);
   // The toolbox does not depend on the user message: assembled while it is written (it never rejects).
   const toolbox = assembleToolbox(scope, req.tools);
-  const userMessage = await appendMessage(deps.db, req.chat.id, {
-    role: "user",
-    content: req.content,
-    metadata: {
-      ...(req.images?.length ? { imageUrls: req.images.map((i) => i.url) } : {}),
-      ...(req.attachments?.length ? { attachedArtifactIds: req.attachments.map((a) => a.id) } : {}),
-      ...(req.runId ? { run_id: req.runId } : {}),
+  // The answer's id is known from the start: its checkpoints, the turn's lease and the final write share it.
+  const assistantId = newId("msg");
+  const userMessage = await beginTurn(
+    deps.db,
+    req.chat.id,
+    {
+      id: req.userMessageId,
+      content: req.content,
+      metadata: {
+        ...(req.images?.length ? { imageUrls: req.images.map((i) => i.url) } : {}),
+        ...(req.attachments?.length ? { attachedArtifactIds: req.attachments.map((a) => a.id) } : {}),
+        ...(req.runId ? { run_id: req.runId } : {}),
+      },
     },
-  });
+    { messageId: assistantId, leaseUntil: leaseUntil() },
+  );
+  // The supervisor looks at the lease when it would lapse (it settles the turn if this worker is gone by then).
+  const watched = wakeSupervisor(deps.env, checkAfter(Date.now() + LEASE_MS));
   await emit({ type: "user_message", message: publicMessage(userMessage), ...(req.runId ? { run_id: req.runId } : {}) });
 
   const ctx = createContext(deps, req, scope, await toolbox, emit, signal);
-  const outcome = await answer(ctx, userMessage).finally(() => scope.resources?.closeAll());
+  const checkpoint = new AnswerCheckpoint(ctx, assistantId);
+  const outcome = await answer(ctx, userMessage, checkpoint).finally(() => scope.resources?.closeAll());
+  await checkpoint.close();
 
-  const assistantId = newId("msg");
-  const usage = await meterStage(ctx, assistantId);
-  const assistantMessage = await persistStage(ctx, assistantId, outcome, usage);
+  const metered = meterStage(ctx, assistantId);
+  const assistantMessage = await persistStage(ctx, assistantId, outcome, metered, nowIso());
+  const usage = metered.usage;
+  await watched;
   const doneExtras = await afterTurnStage(ctx, { userMessage, assistantMessage, outcome, usage });
   await closingEvents(ctx, assistantId, outcome, usage, doneExtras);
   return {
@@ -83,13 +101,14 @@ function createContext(deps: TurnDeps, req: TurnRequest, scope: TurnScope, toolb
 }
 
 /** History, plan and generation; failures and aborts become the outcome (the turn is still metered and saved). */
-async function answer(ctx: TurnContext, userMessage: Parameters<typeof historyStage>[1]): Promise<Outcome> {
+async function answer(ctx: TurnContext, userMessage: Parameters<typeof historyStage>[1], checkpoint: AnswerCheckpoint): Promise<Outcome> {
   let content = "";
   try {
     const history = await historyStage(ctx, userMessage);
     const { parts, finishTodo } = await planStage(ctx, history);
     await generateStage(ctx, history, parts, async (text) => {
       content += text;
+      checkpoint.progress(content);
       await ctx.emit({ type: "final_response", content: text, isComplete: false });
     });
     content = sanitizeCitations(content, ctx.ledger.size);

@@ -143,3 +143,57 @@ export async function recordUsage(db: Database, input: UsageRecordInput): Promis
   }
   return result;
 }
+
+/**
+ * A charge that grows while its call runs (a streamed answer, checkpointed as it goes): statements that make
+ * what `idempotencyKey` is charged equal to `input.usage`, charging the tenant only the difference from what was
+ * charged under that key before. Batched with the writes that go with it (the answer's text), any number of
+ * checkpoints and the final write charge the final amount exactly once, and the usage log always matches the
+ * tenant's counter. Nothing is written until the caller runs the batch.
+ */
+export function chargeStatements(d1: D1Database, input: UsageRecordInput & { idempotencyKey: string }): { statements: D1PreparedStatement[]; recorded: RecordedUsage } {
+  const inputTokens = nonNegativeInt(input.usage.input_tokens);
+  const outputTokens = nonNegativeInt(input.usage.output_tokens);
+  const micro = priceMicro(input.pricing, { input_tokens: inputTokens, output_tokens: outputTokens });
+  const apiKeyId = input.actor?.apiKeyId ?? null;
+  const id = newId("use");
+  const delta = "(?1 - COALESCE((SELECT credits_used FROM usage_logs WHERE idempotency_key = ?2), 0))";
+  const statements = [
+    d1.prepare(`UPDATE tenants SET credits_used = credits_used + ${delta} WHERE id = ?3`).bind(micro, input.idempotencyKey, input.tenantId),
+    // A tenant deleted while the call ran: the charge lands on the organization's retired credits (as recordUsage).
+    d1
+      .prepare(`UPDATE organizations SET credits_retired = credits_retired + ${delta} WHERE id = ?3 AND changes() = 0`)
+      .bind(micro, input.idempotencyKey, input.organizationId),
+    d1
+      .prepare(
+        `INSERT INTO usage_logs (id, organization_id, tenant_id, operation, model, input_tokens, output_tokens,
+           total_tokens, credits_used, chat_id, message_id, agent_run_id, api_key_id, is_api_key, user_id,
+           idempotency_key, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
+         ON CONFLICT (idempotency_key) DO UPDATE SET input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
+           total_tokens = excluded.total_tokens, credits_used = excluded.credits_used,
+           agent_run_id = COALESCE(usage_logs.agent_run_id, excluded.agent_run_id)`,
+      )
+      .bind(
+        id,
+        input.organizationId,
+        input.tenantId,
+        input.operation,
+        input.model,
+        inputTokens,
+        outputTokens,
+        inputTokens + outputTokens,
+        micro,
+        input.chatId ?? null,
+        input.messageId ?? null,
+        input.agentRunId ?? null,
+        apiKeyId,
+        apiKeyId ? 1 : 0,
+        input.actor?.userId ?? null,
+        input.idempotencyKey,
+        nowIso(),
+      ),
+  ];
+  const recorded = { id, input_tokens: inputTokens, output_tokens: outputTokens, total_tokens: inputTokens + outputTokens, credits: fromMicro(micro), charged: true };
+  return { statements, recorded };
+}

@@ -110,6 +110,8 @@ export async function createChat(db: Database, input: NewChat): Promise<Chat> {
     terminationReason: null,
     messageCount: 0,
     lastMessageAt: null,
+    turnMessageId: null,
+    turnLeaseExpiresAt: null,
     createdAt: now,
     updatedAt: now,
   };
@@ -213,6 +215,21 @@ export async function updateMessage(
   set: { content?: string; status?: Message["status"]; metadata?: MessageMetadata },
 ): Promise<Message | undefined> {
   return db.update(messages).set(set).where(eq(messages.id, id)).returning().get();
+}
+
+export async function getMessage(db: Database, chatId: string, id: string): Promise<Message | undefined> {
+  return db.select().from(messages).where(and(eq(messages.chatId, chatId), eq(messages.id, id))).get();
+}
+
+/** The first answer after the message at `seq` (the answer to it). */
+export async function answerAfter(db: Database, chatId: string, seq: number): Promise<Message | undefined> {
+  return db
+    .select()
+    .from(messages)
+    .where(and(eq(messages.chatId, chatId), eq(messages.role, "assistant"), sql`${messages.seq} > ${seq}`))
+    .orderBy(asc(messages.seq))
+    .limit(1)
+    .get();
 }
 
 export async function listMessages(db: Database, chatId: string, page: { limit: number; offset: number }) {

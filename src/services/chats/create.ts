@@ -1,14 +1,18 @@
 import type { Context } from "hono";
 import type { z } from "@hono/zod-openapi";
 import type { CreateChatBody, SendMessageBody } from "../../routes/chats/schemas";
-import { notFound } from "../../lib/errors";
+import { ApiError, notFound } from "../../lib/errors";
+import { newId } from "../../lib/ids";
 import type { Chat, KnowledgeBase } from "../../db/schema";
+import type { TurnCommand } from "../../durable/chat-session";
+import type { ModelInfo } from "../models/registry";
 import type { AppEnv } from "../../types";
 import { assertCanSpend } from "../billing/metering";
 import { getKnowledgeBase, knowledgeBaseFor } from "../knowledge-bases";
 import { assertSubjectParam, authorizeChat, effectiveSubject } from "./access";
-import { appendMessage, createChat, getChat, publicChat, truncateTitle } from "./chats";
+import { appendMessage, createChat, getChat, publicChat, publicMessage, truncateTitle } from "./chats";
 import { storeChatImages } from "./images";
+import { awaitFirstAnswer, chatIdTaken, firstMessageDigest, firstMessageOf, isSameCreate, type FirstMessage } from "./replay";
 import { answeredOrThrow, runTurnJson } from "./session";
 import { canReadShared, FORK_SEED_LIMIT, shareSafeMessages, shareSafeMetadata } from "./sharing";
 import { assertKnowledgeBaseActive, prepareTurn, resolveModel, resolveTurnExtras, type ChatPlacement } from "./turns";
@@ -46,16 +50,23 @@ function placementOf(c: Context<AppEnv>, body: CreateChatInput, kb: KnowledgeBas
  * POST /chats: creates a chat in a knowledge base the caller may query,
  * optionally seeded from a shared chat it can read, and answers the first
  * message when one is sent. Everything is checked before anything is written
- * (subject, knowledge base, tenant, model, extras, fork source, credits).
+ * (subject, knowledge base, tenant, model, extras, fork source, credits). A
+ * retry of the same create (same caller, knowledge base and first message)
+ * answers what the first one did (./replay.ts).
  */
 export async function createChatWithFirstTurn(c: Context<AppEnv>, body: CreateChatInput) {
   const caller = c.get("caller");
   assertSubjectParam(caller, body.external_subject_id);
   const db = c.get("db");
   const kb = await knowledgeBaseFor(c, body.knowledge_base_id, "query:rag", { addressedBy: "param", tenantId: body.tenant_id });
+  const placement = placementOf(c, body, kb);
+  const digest = body.message ? await firstMessageDigest(body.message) : null;
+  if (digest) {
+    const existing = await getChat(db, placement.id);
+    if (existing) return replayCreate(c, body, kb, existing, placement, digest);
+  }
   assertKnowledgeBaseActive(kb);
   const model = resolveModel(c, body.model);
-  const placement = placementOf(c, body, kb);
   // Skills, artifacts, connectors and delegates are checked before the chat exists, so a refused
   // first turn leaves nothing behind (and an empty chat cannot name an unknown app either).
   await resolveTurnExtras(c, caller, placement, { mode: body.agent_mode, websearch: body.websearch_enable, extras: body });
@@ -64,28 +75,87 @@ export async function createChatWithFirstTurn(c: Context<AppEnv>, body: CreateCh
   const spend = body.message ? assertCanSpend(db, kb.tenantId) : undefined;
   await spend;
 
-  const chat = await createChat(db, {
-    id: body.id,
-    kb,
-    model: model.id,
-    title: body.title ?? (body.message ? titleFrom(body.message) : null),
-    ownerUserId: placement.ownerUserId,
-    apiKeyId: caller.type === "api_key" ? caller.key.id : null,
-    externalSubjectId: placement.externalSubjectId,
-    agentMode: body.agent_mode,
-    sharedSourceChatId: body.shared_source_chat_id?.toLowerCase() ?? null,
-    settings: { websearch_enable: body.websearch_enable, skill_ids: body.skill_ids, connector_slugs: body.connector_slugs, delegate_agent_ids: body.delegate_agent_ids },
-  });
+  // The first message's id is fixed now, so a retried create can find its turn.
+  const firstMessage: FirstMessage | undefined = digest ? { id: newId("msg"), sha256: digest } : undefined;
+  let chat: Chat;
+  try {
+    chat = await createChat(db, {
+      id: body.id,
+      kb,
+      model: model.id,
+      title: body.title ?? (body.message ? titleFrom(body.message) : null),
+      ownerUserId: placement.ownerUserId,
+      apiKeyId: apiKeyOf(c),
+      externalSubjectId: placement.externalSubjectId,
+      agentMode: body.agent_mode,
+      sharedSourceChatId: body.shared_source_chat_id?.toLowerCase() ?? null,
+      settings: {
+        websearch_enable: body.websearch_enable,
+        skill_ids: body.skill_ids,
+        connector_slugs: body.connector_slugs,
+        delegate_agent_ids: body.delegate_agent_ids,
+        ...(firstMessage ? { first_message: firstMessage } : {}),
+      },
+    });
+  } catch (e) {
+    // A concurrent create with the same id won the insert: the same create is answered like a retry.
+    const raced = digest && e instanceof ApiError && e.code === "conflict" ? await getChat(db, placement.id) : undefined;
+    if (raced) return replayCreate(c, body, kb, raced, placement, digest!);
+    throw e;
+  }
   for (const m of seed) {
     await appendMessage(db, chat.id, { role: m.role, content: m.content, status: m.status, metadata: shareSafeMetadata(m.metadata) ?? {} });
   }
   const images = body.images.length ? await storeChatImages(c, chat, body.images) : undefined;
   if (!body.message) return { chat: publicChat((await getChat(db, chat.id))!) };
+  return firstTurn(c, body, kb, chat, { model, images, spend, userMessageId: firstMessage!.id });
+}
 
-  const cmd = await prepareTurn(c, caller, chat, kb, { content: body.message, model, mode: body.agent_mode, websearch: body.websearch_enable, operation: "chat", extras: body, images, spend });
-  const outcome = answeredOrThrow(await runTurnJson(c.env, cmd));
-  const fresh = (await getChat(db, chat.id))!;
+const apiKeyOf = (c: Context<AppEnv>) => {
+  const caller = c.get("caller");
+  return caller.type === "api_key" ? caller.key.id : null;
+};
+
+/** The chat's first turn, answered in the create's response. */
+async function firstTurn(
+  c: Context<AppEnv>,
+  body: CreateChatInput,
+  kb: KnowledgeBase,
+  chat: Chat,
+  opts: { model: ModelInfo; images?: TurnCommand["images"]; spend?: Promise<void>; userMessageId: string },
+) {
+  const cmd = await prepareTurn(c, c.get("caller"), chat, kb, {
+    content: body.message!,
+    model: opts.model,
+    mode: body.agent_mode,
+    websearch: body.websearch_enable,
+    operation: "chat",
+    extras: body,
+    images: opts.images,
+    spend: opts.spend,
+  });
+  const outcome = answeredOrThrow(await runTurnJson(c.env, { ...cmd, userMessageId: opts.userMessageId }));
+  const fresh = (await getChat(c.get("db"), chat.id))!;
   return { chat: publicChat(fresh), user_message: outcome.user_message, assistant_message: outcome.assistant_message, usage: outcome.usage };
+}
+
+/**
+ * A create whose chat id exists: the same create again answers the chat and its first turn (waiting for a turn
+ * still running, settling one whose worker is gone, running one that never started); anything else is 409.
+ */
+async function replayCreate(c: Context<AppEnv>, body: CreateChatInput, kb: KnowledgeBase, chat: Chat, placement: ChatPlacement, digest: string) {
+  if (!isSameCreate(chat, placement, apiKeyOf(c), digest)) throw chatIdTaken(chat.id);
+  c.header("Idempotent-Replayed", "true");
+  const settled = await awaitFirstAnswer(c, chat);
+  if (!settled) {
+    // The create was cut before its first turn started: run it now, as the first request would have.
+    assertKnowledgeBaseActive(kb);
+    const images = body.images.length ? await storeChatImages(c, chat, body.images) : undefined;
+    return firstTurn(c, body, kb, chat, { model: resolveModel(c, body.model), images, userMessageId: firstMessageOf(chat)!.id });
+  }
+  const fresh = (await getChat(c.get("db"), chat.id))!;
+  const usage = settled.answer.metadata.usage ?? { input_tokens: 0, output_tokens: 0, total_tokens: 0, credits: 0 };
+  return { chat: publicChat(fresh), user_message: publicMessage(settled.user), assistant_message: publicMessage(settled.answer), usage };
 }
 
 /** Authorizes and validates a message for an existing chat (JSON send and stream alike): the turn command. */

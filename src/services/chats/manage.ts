@@ -4,6 +4,8 @@ import { badRequest } from "../../lib/errors";
 import type { Chat } from "../../db/schema";
 import type { AppEnv } from "../../types";
 import { enqueueGc } from "../ingest/messages";
+import { CLEANUP_CHECK_MS } from "../recovery/leases";
+import { wakeSupervisor } from "../recovery/supervisor";
 import { knowledgeBaseFor } from "../knowledge-bases";
 import { tenantFor } from "../tenants";
 import { assertSubjectParam } from "./access";
@@ -57,10 +59,14 @@ export async function setChatAccess(c: Context<AppEnv>, chat: Chat, level: Chat[
   return { access_level: updated.accessLevel, share_url };
 }
 
-/** DELETE /chats/{id}: stops a running turn, deletes the rows; stored images are collected soon after. */
+/**
+ * DELETE /chats/{id}: stops a running turn, deletes the rows; stored images are collected soon after (the
+ * deleting statement records them on the garbage list, which the supervisor drains).
+ */
 export async function removeChat(c: Context<AppEnv>, chat: Chat) {
   await stopTurn(c.env, chat.id).catch(() => false);
   await deleteChat(c.get("db"), chat.id);
+  await wakeSupervisor(c.env, Date.now() + CLEANUP_CHECK_MS);
   c.executionCtx.waitUntil(enqueueGc(c.env, 1));
 }
 

@@ -2,12 +2,14 @@ import { sql } from "drizzle-orm";
 import { batchSql } from "../../db/batch";
 import type { Database } from "../../db/client";
 import type { Env } from "../../env";
-import { nowIso } from "../../lib/time";
 import { registerCleanup } from "../cleanup";
 import { registerHousekeeping } from "../housekeeping";
-import { enqueueGc, enqueueProcessing } from "../ingest/messages";
-import { dropDocumentTables } from "../tables/service";
+import { enqueueGc, sendProcessMessage } from "../ingest/messages";
+import { MAX_ATTEMPTS } from "../ingest/process";
+import { checkAfter, leaseUntil } from "../recovery/leases";
+import { registerRecovery } from "../recovery/supervisor";
 import { vectorIndexFor } from "../vector-index";
+import { documentLeaseLapsed } from "./documents";
 
 /** Rows of the garbage list handled per round. */
 const GC_BATCH = 500;
@@ -15,18 +17,16 @@ const GC_BATCH = 500;
 const PENDING_UPLOAD_GRACE_MS = 60 * 60 * 1000;
 /** Deleted document rows are kept this long (GET still answers `deleted`), then purged. */
 const DELETED_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
-/** A queued document with no progress this long had its message lost: it is queued again. */
-const QUEUED_STALE_MS = 15 * 60 * 1000;
-/** A processing attempt silent this long died with its Worker: the document is queued again. */
-const PROCESSING_STALE_MS = 30 * 60 * 1000;
 
 type GarbageRow = { id: number; kind: "object" | "vector"; knowledge_base_id: string; ref: string };
 
 /**
  * Works through the garbage list (filled by triggers whenever documents or
  * chunks are removed): deletes stored files from R2 and vectors from the
- * vector index, then the list rows. Safe to run concurrently and repeatedly:
- * every deletion is idempotent. A vector whose chunk id exists again is kept.
+ * vector index, then the list rows, releasing the storage the files counted
+ * for. Safe to run concurrently and repeatedly: every deletion is idempotent,
+ * and storage is released with the row that records it. A vector whose chunk
+ * id exists again is kept.
  */
 export async function drainGarbage(
   env: Env,
@@ -65,7 +65,14 @@ export async function drainGarbage(
       const dead = ids.filter((id) => !alive.has(id));
       if (dead.length) await index.deleteByIds(kbId, dead);
     }
-    const statements = [sql`DELETE FROM ingest_garbage WHERE id IN (SELECT value FROM json_each(${JSON.stringify(rows.map((r) => r.id))}))`];
+    const ids = JSON.stringify(rows.map((r) => r.id));
+    const statements = [
+      // The files are gone: the storage they counted for is released, in the same write that forgets them.
+      sql`UPDATE tenants SET storage_used_bytes = storage_used_bytes - (
+            SELECT COALESCE(SUM(g.bytes), 0) FROM ingest_garbage g WHERE g.tenant_id = tenants.id AND g.id IN (SELECT value FROM json_each(${ids})))
+          WHERE id IN (SELECT g.tenant_id FROM ingest_garbage g WHERE g.bytes > 0 AND g.id IN (SELECT value FROM json_each(${ids})))`,
+      sql`DELETE FROM ingest_garbage WHERE id IN (SELECT value FROM json_each(${ids}))`,
+    ];
     // The whole index of a deleted knowledge base is gone: its other vector rows are done too.
     for (const kbId of droppedKbs) statements.push(sql`DELETE FROM ingest_garbage WHERE knowledge_base_id = ${kbId} AND kind = 'vector'`);
     await batchSql(db, statements);
@@ -94,50 +101,49 @@ export async function purgeStaleChunks(db: Database, opts: { documentIds?: strin
   return res.meta.changes;
 }
 
-/**
- * After DELETE /documents/:id: chunks, vectors and stored files go in the
- * background (the document is already out of search). A queued gc message and
- * the cron housekeeping finish the job if this is cut short.
- */
-export function scheduleDocumentCleanup(env: Env, db: Database, documentId: string, waitUntil: (p: Promise<unknown>) => void) {
-  waitUntil(
-    (async () => {
-      try {
-        await purgeStaleChunks(db, { documentIds: [documentId] });
-        const doc = await db.get<{ knowledge_base_id: string }>(sql`SELECT knowledge_base_id FROM documents WHERE id = ${documentId}`);
-        // Its tables (if any); a failure here is caught up by reconciliation on the next table access.
-        if (doc) await dropDocumentTables(env, doc.knowledge_base_id, documentId).catch((e) => console.warn(`dropping the tables of ${documentId} failed:`, e));
-        await drainGarbage(env, db, { knowledgeBaseId: doc?.knowledge_base_id, maxRows: 5000 });
-      } catch (e) {
-        console.warn(`cleanup of document ${documentId} failed (it will be retried):`, e);
-        await enqueueGc(env, 30);
-      }
-    })(),
-  );
-}
+/** Documents whose lease lapsed, handled per pass (more: the next pass comes at once). */
+const LAPSED_PER_PASS = 100;
 
-/** Re-queues documents whose processing message was lost or whose worker died; fails those out of attempts. */
+/**
+ * The documents whose lease lapsed (src/services/recovery): a queued one whose message was lost is sent again;
+ * a processing one whose worker died is queued again, or failed once out of attempts. Each move is conditional on
+ * the lease still being lapsed, so concurrent passes never re-send twice. Returns how many were handled.
+ */
 export async function requeueStuckDocuments(env: Env, db: Database, now = Date.now()): Promise<number> {
-  const queuedBefore = new Date(now - QUEUED_STALE_MS).toISOString();
-  const processingBefore = new Date(now - PROCESSING_STALE_MS).toISOString();
-  const stuck = await db.all<{ id: string; ingest_seq: number; attempts: number }>(sql`
-    SELECT id, ingest_seq, attempts FROM documents
-    WHERE (status = 'queued' AND updated_at < ${queuedBefore}) OR (status = 'processing' AND updated_at < ${processingBefore})
-    LIMIT 100`);
-  const at = nowIso();
+  const at = new Date(now).toISOString();
+  const lapsed = documentLeaseLapsed(at);
+  const stuck = await db.all<{ id: string; ingest_seq: number; attempts: number; status: "queued" | "processing" }>(sql`
+    SELECT id, ingest_seq, attempts, status FROM documents
+    WHERE status IN ('queued', 'processing') AND ${lapsed}
+    LIMIT ${LAPSED_PER_PASS}`);
   for (const d of stuck) {
-    if (d.attempts >= 3) {
+    const same = sql`id = ${d.id} AND ingest_seq = ${d.ingest_seq} AND status = ${d.status} AND ${lapsed}`;
+    if (d.attempts >= MAX_ATTEMPTS) {
       await db.run(sql`
-        UPDATE documents SET status = 'failed', updated_at = ${at},
+        UPDATE documents SET status = 'failed', updated_at = ${at}, lease_expires_at = NULL,
           error = 'Processing did not finish after 3 attempts (the processing worker stopped); reprocess to try again'
-        WHERE id = ${d.id} AND ingest_seq = ${d.ingest_seq} AND status IN ('queued', 'processing')`);
+        WHERE ${same}`);
       continue;
     }
-    // Touch updated_at so the next round waits again before re-sending.
-    await db.run(sql`UPDATE documents SET updated_at = ${at} WHERE id = ${d.id} AND ingest_seq = ${d.ingest_seq}`);
-    await enqueueProcessing(env, { id: d.id, ingestSeq: d.ingest_seq });
+    const error =
+      d.status === "processing"
+        ? `Attempt ${d.attempts} of ${MAX_ATTEMPTS} was interrupted (the processing worker stopped); retrying`
+        : null;
+    const moved = await db.run(sql`
+      UPDATE documents SET status = 'queued', lease_expires_at = ${leaseUntil(now)}, updated_at = ${at},
+        error = COALESCE(${error}, error)
+      WHERE ${same}`);
+    if (moved.meta.changes) await sendProcessMessage(env, { id: d.id, ingestSeq: d.ingest_seq });
   }
   return stuck.length;
+}
+
+/** When the supervisor should look at documents again: just after the earliest lease of one in flight lapses. */
+async function nextDocumentCheck(db: Database): Promise<number | null> {
+  const next = await db.get<{ at: string | null }>(sql`
+    SELECT MIN(COALESCE(lease_expires_at, strftime('%Y-%m-%dT%H:%M:%fZ', updated_at, '+30 seconds'))) AS at
+    FROM documents WHERE status IN ('queued', 'processing')`);
+  return next?.at ? checkAfter(next.at) : null;
 }
 
 /** Drops pending uploads whose URL expired long ago (their quota reservation is released by trigger). */
@@ -158,6 +164,9 @@ export async function purgeDeletedDocuments(db: Database, now = Date.now()): Pro
   return res.meta.changes;
 }
 
+registerRecovery("documents: leases", 30, async ({ env, db, now }) =>
+  (await requeueStuckDocuments(env, db, now)) === LAPSED_PER_PASS ? now + 100 : nextDocumentCheck(db),
+);
 registerHousekeeping("documents: requeue stuck", (db, env, at) => requeueStuckDocuments(env, db, at.getTime()).then(() => undefined));
 registerHousekeeping("documents: expire pending uploads", (db, _env, at) => expirePendingUploads(db, at.getTime()).then(() => undefined));
 registerHousekeeping("documents: purge stale chunks and garbage", async (db, env, at) => {

@@ -12,11 +12,21 @@ import { nowIso } from "../../lib/time";
 import { BYTES_PER_GB } from "../tenants";
 import { storageSafeName } from "./types";
 import { pageOf } from "../../db/page";
+import { LEASE_MS, leaseUntil, UPLOAD_LEASE_MS } from "../recovery/leases";
 
-/** Processing is under way: reprocess is refused (409 document_busy) unless it looks stuck. */
+/** Processing is under way: reprocess is refused (409 document_busy) while its lease holds. */
 export const BUSY_STATUSES: readonly DocumentStatus[] = ["queued", "processing"];
-/** A queued/processing document untouched this long is considered stuck (housekeeping re-queues it). */
-export const STUCK_AFTER_MS = 30 * 60 * 1000;
+
+/**
+ * SQL: the document's lease lapsed at `nowIso` (its processing message or worker is gone). Rows written before
+ * leases existed count from their last update.
+ */
+export const documentLeaseLapsed = (at: string) =>
+  sql`COALESCE(${documents.leaseExpiresAt}, strftime('%Y-%m-%dT%H:%M:%fZ', ${documents.updatedAt}, ${`+${LEASE_MS / 1000} seconds`})) < ${at}`;
+
+/** The same test on a loaded row. */
+export const documentLeaseHasLapsed = (d: Pick<DocumentRow, "leaseExpiresAt" | "updatedAt">, now = Date.now()) =>
+  (d.leaseExpiresAt ? Date.parse(d.leaseExpiresAt) : Date.parse(d.updatedAt) + LEASE_MS) < now;
 
 /** The document record (API-DECISIONS.md, "Knowledge bases and documents"). */
 export function publicDocument(d: DocumentRow) {
@@ -143,6 +153,7 @@ export async function insertDocument(db: Database, input: NewDocument): Promise<
     attempts: 0,
     uploadExpiresAt: input.uploadExpiresAt ?? null,
     uploadClaimedAt: null,
+    leaseExpiresAt: input.status === "queued" ? leaseUntil(Date.parse(now)) : null,
     createdBy: input.createdBy,
     createdAt: now,
     updatedAt: now,
@@ -151,11 +162,11 @@ export async function insertDocument(db: Database, input: NewDocument): Promise<
   };
   const res = await db.run(sql`
     INSERT INTO documents (id, organization_id, environment_id, tenant_id, knowledge_base_id, parent_document_id,
-      filename, mime_type, size_bytes, status, s3_key, source_url, ingest_seq, upload_expires_at, created_by,
-      created_at, updated_at)
+      filename, mime_type, size_bytes, status, s3_key, source_url, ingest_seq, upload_expires_at, lease_expires_at,
+      created_by, created_at, updated_at)
     SELECT ${row.id}, ${row.organizationId}, ${row.environmentId}, ${row.tenantId}, ${row.knowledgeBaseId}, NULL,
       ${row.filename}, ${row.mimeType}, ${row.sizeBytes}, ${row.status}, ${row.s3Key}, ${row.sourceUrl},
-      ${row.ingestSeq}, ${row.uploadExpiresAt}, ${row.createdBy}, ${now}, ${now}
+      ${row.ingestSeq}, ${row.uploadExpiresAt}, ${row.leaseExpiresAt}, ${row.createdBy}, ${now}, ${now}
     FROM tenants t
     WHERE t.id = ${row.tenantId}
       AND t.document_count < t.max_documents
@@ -197,14 +208,9 @@ export async function markDeleted(db: Database, doc: DocumentRow): Promise<Docum
   return (await getDocument(db, doc.id))!;
 }
 
-export function isStuck(doc: DocumentRow, now = Date.now()): boolean {
-  return BUSY_STATUSES.includes(doc.status) && now - Date.parse(doc.updatedAt) > STUCK_AFTER_MS;
-}
-
 /**
- * Queues a document again (reprocess). Refusals per API-DECISIONS.md; a
- * document that has been busy for longer than STUCK_AFTER_MS may be queued
- * again, so nothing stays stuck where the user cannot fix it.
+ * Queues a document again (reprocess). Refusals per API-DECISIONS.md; a document that is queued or processing
+ * is busy only while its lease holds: once its worker or message is gone it may be queued again at once.
  */
 export async function requeueDocument(db: Database, doc: DocumentRow): Promise<DocumentRow> {
   if (doc.status === "deleted") throw conflict("document_deleted", "The document has been deleted and cannot be reprocessed");
@@ -214,15 +220,14 @@ export async function requeueDocument(db: Database, doc: DocumentRow): Promise<D
   if (doc.status === "pending_upload") {
     throw conflict("document_not_uploaded", "The document's file has not been uploaded yet; upload it first");
   }
-  const stuckBefore = new Date(Date.now() - STUCK_AFTER_MS).toISOString();
   const now = nowIso();
   const row = await db
     .update(documents)
-    .set({ status: "queued", ingestSeq: sql`${documents.ingestSeq} + 1`, attempts: 0, error: null, updatedAt: now })
+    .set({ status: "queued", ingestSeq: sql`${documents.ingestSeq} + 1`, attempts: 0, error: null, updatedAt: now, leaseExpiresAt: leaseUntil(Date.parse(now)) })
     .where(
       and(
         eq(documents.id, doc.id),
-        sql`(${documents.status} IN ('processed', 'failed') OR (${documents.status} IN ('queued', 'processing') AND ${documents.updatedAt} < ${stuckBefore}))`,
+        sql`(${documents.status} IN ('processed', 'failed') OR (${documents.status} IN ('queued', 'processing') AND ${documentLeaseLapsed(now)}))`,
       ),
     )
     .returning()
@@ -235,14 +240,29 @@ export async function requeueDocument(db: Database, doc: DocumentRow): Promise<D
   return row;
 }
 
-/** Reserves a pending upload for one uploader; false when another holds it or it is no longer pending. */
+/**
+ * Reserves a pending upload for one uploader; false when another holds it or it is no longer pending. The
+ * reservation is a lease renewed while bytes arrive (renewUploadClaim): an upload cut by a crash can be retried
+ * as soon as it lapses.
+ */
 export async function claimUpload(db: Database, id: string): Promise<boolean> {
   const now = nowIso();
-  const staleBefore = new Date(Date.now() - 10 * 60 * 1000).toISOString();
+  const staleBefore = new Date(Date.parse(now) - UPLOAD_LEASE_MS).toISOString();
   const res = await db.run(sql`
     UPDATE documents SET upload_claimed_at = ${now}
     WHERE id = ${id} AND status = 'pending_upload' AND (upload_claimed_at IS NULL OR upload_claimed_at < ${staleBefore})`);
   return res.meta.changes > 0;
+}
+
+/** The upload is still receiving bytes: its reservation holds a while longer. */
+export async function renewUploadClaim(db: Database, id: string): Promise<void> {
+  await db.run(sql`UPDATE documents SET upload_claimed_at = ${nowIso()} WHERE id = ${id} AND status = 'pending_upload' AND upload_claimed_at IS NOT NULL`);
+}
+
+/** Seconds until a held upload reservation lapses (for Retry-After). */
+export function uploadClaimRetryAfter(doc: Pick<DocumentRow, "uploadClaimedAt">, now = Date.now()): number {
+  if (!doc.uploadClaimedAt) return 1;
+  return Math.max(1, Math.ceil((Date.parse(doc.uploadClaimedAt) + UPLOAD_LEASE_MS - now) / 1000));
 }
 
 export async function releaseUploadClaim(db: Database, id: string): Promise<void> {
@@ -257,7 +277,7 @@ export async function releaseUploadClaim(db: Database, id: string): Promise<void
 export async function markUploaded(db: Database, id: string): Promise<DocumentRow | null> {
   const row = await db
     .update(documents)
-    .set({ status: "queued", ingestSeq: sql`${documents.ingestSeq} + 1`, attempts: 0, error: null, uploadClaimedAt: null, updatedAt: nowIso() })
+    .set({ status: "queued", ingestSeq: sql`${documents.ingestSeq} + 1`, attempts: 0, error: null, uploadClaimedAt: null, updatedAt: nowIso(), leaseExpiresAt: leaseUntil() })
     .where(and(eq(documents.id, id), eq(documents.status, "pending_upload")))
     .returning()
     .get();

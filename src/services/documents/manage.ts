@@ -3,20 +3,25 @@ import type { DocumentRow } from "../../db/schema";
 import type { Env } from "../../env";
 import { conflict } from "../../lib/errors";
 import { enqueueProcessing } from "../ingest/messages";
-import { scheduleDocumentCleanup } from "./cleanup";
+import { wakeSupervisor } from "../recovery/supervisor";
+import { scheduleDocumentCleanup } from "./cleanup-tasks";
+import { CLEANUP_CHECK_MS } from "../recovery/leases";
 import { markDeleted, requeueDocument } from "./documents";
 import { r2PresignedUrl, usesR2Presigning, workerSignedUrl } from "./signed-urls";
 
 /**
  * DELETE /documents/{id}: out of search at once, its file, chunks and vectors
- * cleaned up after the response. Idempotent; a derived text document goes
- * only with its source (409 derived_document).
+ * cleaned up after the response (the same statement records what to remove,
+ * and the supervisor finishes it if the background work is cut short).
+ * Idempotent; a derived text document goes only with its source (409
+ * derived_document).
  */
 export async function deleteDocument(env: Env, db: Database, doc: DocumentRow, waitUntil: (p: Promise<unknown>) => void) {
   if (doc.status === "deleted") return;
   if (doc.parentDocumentId) throw conflict("derived_document", "This is a derived text document; delete its source document instead");
   await markDeleted(db, doc);
-  scheduleDocumentCleanup(env, db, doc.id, waitUntil);
+  await wakeSupervisor(env, Date.now() + CLEANUP_CHECK_MS);
+  scheduleDocumentCleanup(env, db, doc.id, doc.knowledgeBaseId, waitUntil);
 }
 
 /** POST /documents/{id}/reprocess: queued again (the current index serves until the new one replaces it). */

@@ -5,7 +5,18 @@ import { ingestConfig } from "../../lib/config";
 import { ApiError, conflict, forbidden, notFound } from "../../lib/errors";
 import { newId } from "../../lib/ids";
 import { enqueueProcessing } from "../ingest/messages";
-import { assertQuotas, claimUpload, documentKey, getDocument, insertDocument, markUploaded, releaseUploadClaim } from "./documents";
+import { heartbeat, UPLOAD_HEARTBEAT_MS } from "../recovery/leases";
+import {
+  assertQuotas,
+  claimUpload,
+  documentKey,
+  getDocument,
+  insertDocument,
+  markUploaded,
+  releaseUploadClaim,
+  renewUploadClaim,
+  uploadClaimRetryAfter,
+} from "./documents";
 import { contentDisposition, r2PresignedUrl, URL_TTL_SECONDS, usesR2Presigning, verifyWorkerSignature, workerSignedUrl } from "./signed-urls";
 import { ACCEPTED_EXTENSIONS, ACCEPTED_MIME_TYPES, baseMime, cleanFilename, detectKind } from "./types";
 
@@ -107,11 +118,28 @@ export async function receiveUpload(
   if (!req.body) throw new ApiError("invalid_request", "The upload has no body");
 
   if (!(await claimUpload(db, doc.id))) {
-    throw conflict("already_uploaded", "This document's file has already been uploaded (or an upload is in progress)");
+    const current = await getDocument(db, doc.id);
+    throw new ApiError("already_uploaded", "This document's file has already been uploaded (or an upload is in progress)", {
+      headers: current?.status === "pending_upload" ? { "Retry-After": String(uploadClaimRetryAfter(current)) } : undefined,
+    });
   }
+  // The reservation is renewed while bytes keep arriving: a PUT cut by a crash frees the document within seconds.
+  let received = 0;
+  let renewedAt = 0;
+  const stopBeating = heartbeat(`upload ${doc.id}`, UPLOAD_HEARTBEAT_MS, async () => {
+    if (received === renewedAt) return;
+    renewedAt = received;
+    await renewUploadClaim(db, doc.id);
+  });
   try {
     // R2 needs a known length; FixedLengthStream also rejects a body that ends early or runs long.
-    const body = req.body.pipeThrough(new FixedLengthStream(doc.sizeBytes));
+    const counted = new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        received += chunk.byteLength;
+        controller.enqueue(chunk);
+      },
+    });
+    const body = req.body.pipeThrough(counted).pipeThrough(new FixedLengthStream(doc.sizeBytes));
     await env.BUCKET.put(doc.s3Key, body, {
       httpMetadata: { contentType: doc.mimeType },
       customMetadata: { document_id: doc.id },
@@ -120,10 +148,15 @@ export async function receiveUpload(
     await releaseUploadClaim(db, doc.id);
     console.warn(`upload of ${doc.id} failed:`, e);
     throw new ApiError("invalid_request", `The upload did not complete: the body must be exactly ${doc.sizeBytes} bytes`);
+  } finally {
+    stopBeating();
   }
   const queued = await markUploaded(db, doc.id);
   if (!queued) {
-    // Deleted while the bytes were streaming: its cleanup may already have run.
+    // Deleted while the bytes were streaming (its cleanup may already have run), or stored by a retry that took
+    // over a lapsed reservation: the file goes only with a deleted document.
+    const current = await getDocument(db, doc.id);
+    if (current?.status !== "deleted") return current!;
     await env.BUCKET.delete(doc.s3Key);
     throw conflict("document_deleted", "The document was deleted during the upload");
   }

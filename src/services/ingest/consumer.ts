@@ -86,7 +86,7 @@ export async function consumeIngest(batch: MessageBatch<unknown>, env: Env): Pro
         await handleR2Event(env, db, body);
         message.ack();
       } else if (body && typeof body === "object" && body.type === "process") {
-        const outcome = await processMessage(env, db, body);
+        const outcome = await processMessage(env, db, body, { redelivered: message.attempts > 1 });
         logOutcome(body.document_id, outcome);
         if (outcome.kind === "retry") message.retry({ delaySeconds: outcome.delaySeconds });
         else message.ack();

@@ -1,5 +1,7 @@
 import type { DocumentRow } from "../../db/schema";
 import type { Env } from "../../env";
+import { checkAfter, LEASE_MS } from "../recovery/leases";
+import { wakeSupervisor } from "../recovery/supervisor";
 
 /** Messages on the `kb-ingest` queue. */
 export type ProcessMessage = { type: "process"; document_id: string; seq: number };
@@ -24,17 +26,24 @@ export function isR2Event(body: unknown): body is R2EventMessage {
 }
 
 /**
- * Queues processing of the document's current ingest sequence. A failed send
- * is logged, not thrown: the document is already `queued`, and housekeeping
- * re-sends for documents that stay queued (services/documents/cleanup.ts).
+ * Queues processing of the document's current ingest sequence, and makes sure the supervisor looks at the
+ * document's lease when it would lapse (a message lost with a restarting queue is sent again then). A failed
+ * send is logged, not thrown: the document is already `queued`, and the supervisor re-sends when its lease
+ * lapses (services/documents/cleanup.ts, requeueStuckDocuments).
  */
 export async function enqueueProcessing(env: Env, doc: Pick<DocumentRow, "id" | "ingestSeq">, delaySeconds = 0): Promise<boolean> {
+  await wakeSupervisor(env, checkAfter(Date.now() + delaySeconds * 1000 + LEASE_MS));
+  return sendProcessMessage(env, doc, delaySeconds);
+}
+
+/** The send alone (the supervisor itself re-sends: it looks at the lease again on its own). */
+export async function sendProcessMessage(env: Env, doc: Pick<DocumentRow, "id" | "ingestSeq">, delaySeconds = 0): Promise<boolean> {
   try {
     const msg: ProcessMessage = { type: "process", document_id: doc.id, seq: doc.ingestSeq };
     await env.INGEST_QUEUE.send(msg, delaySeconds ? { delaySeconds } : undefined);
     return true;
   } catch (e) {
-    console.error(`could not queue document ${doc.id} for processing (housekeeping will retry):`, e);
+    console.error(`could not queue document ${doc.id} for processing (the supervisor will retry):`, e);
     return false;
   }
 }

@@ -7,7 +7,7 @@ import { ingestConfig } from "../../lib/config";
 import { newId } from "../../lib/ids";
 import { nowIso } from "../../lib/time";
 import { drainGarbage } from "../documents/cleanup";
-import { documentPrefix, getDocument } from "../documents/documents";
+import { documentLeaseHasLapsed, documentLeaseLapsed, documentPrefix, getDocument } from "../documents/documents";
 import { detectKind, isBinaryKind } from "../documents/types";
 import { EmbeddingConfigError, EmbeddingRateLimitError } from "../embeddings";
 import { getKnowledgeBase } from "../knowledge-bases";
@@ -15,6 +15,8 @@ import { chunkSections } from "../parsing/chunker";
 import { parseDocument, UnparseableDocumentError } from "../parsing";
 import { loadDocumentTables } from "../tables/load";
 import { vectorIndexFor } from "../vector-index";
+import { checkAfter, heartbeat, HEARTBEAT_MS, LEASE_MS, leaseUntil } from "../recovery/leases";
+import { wakeSupervisor } from "../recovery/supervisor";
 import { PermanentIngestError } from "./errors";
 import { indexChunks } from "./index-chunks";
 import type { ProcessMessage } from "./messages";
@@ -48,66 +50,102 @@ export function retryDelaySeconds(env: Env, attempts: number, e: unknown): numbe
 /**
  * Handles one `process` message. Idempotent: a message whose seq is not the
  * document's current one, or whose document is already processed/failed at
- * that seq, is acknowledged without work; concurrent or redelivered attempts
- * of the same seq write the same deterministic chunk ids, so nothing is
- * duplicated.
+ * that seq, is acknowledged without work; so is a duplicate delivery while
+ * another attempt holds the document's lease. Attempts of the same seq write
+ * the same deterministic chunk ids, so nothing is ever duplicated.
  */
-export async function processMessage(env: Env, db: Database, msg: ProcessMessage): Promise<ProcessOutcome> {
+export async function processMessage(env: Env, db: Database, msg: ProcessMessage, opts: { redelivered?: boolean } = {}): Promise<ProcessOutcome> {
   const doc = await getDocument(db, msg.document_id);
   if (!doc) return { kind: "skipped", reason: "document not found" };
   if (doc.ingestSeq !== msg.seq) return { kind: "skipped", reason: `stale message (seq ${msg.seq}, document at ${doc.ingestSeq})` };
   if (doc.status !== "queued" && doc.status !== "processing") return { kind: "skipped", reason: `document is ${doc.status}` };
 
-  if (doc.status === "processing" && doc.attempts >= MAX_ATTEMPTS) {
-    // The last attempts never reported back: the Worker running them was
-    // stopped (CPU or memory limit), which a further try will not change.
-    const error =
-      `Processing stopped before finishing, ${doc.attempts} times (the file may be too large or complex to ` +
-      `process within the Worker's CPU and memory limits)`;
-    await markFailed(db, doc, error);
-    return { kind: "failed", error };
-  }
   const now = nowIso();
-  const claimed = await db
-    .update(documents)
-    .set({ status: "processing", attempts: sql`${documents.attempts} + 1`, updatedAt: now })
-    .where(and(eq(documents.id, doc.id), eq(documents.ingestSeq, msg.seq), sql`${documents.status} IN ('queued', 'processing')`))
-    .returning()
-    .get();
+  // A redelivery means this message's earlier delivery is over (its worker died): its lease is void.
+  const takeOver = opts.redelivered === true;
+  if (doc.status === "processing") {
+    // Another delivery holds the lease and is working: this duplicate leaves it alone (if that worker dies,
+    // the supervisor re-queues the document when the lease lapses).
+    if (!takeOver && !documentLeaseHasLapsed(doc, Date.parse(now))) return { kind: "skipped", reason: "another attempt holds the document's lease" };
+    if (doc.attempts >= MAX_ATTEMPTS) {
+      // The last attempts never reported back: the Worker running them was stopped (CPU or memory limit),
+      // which a further try will not change.
+      const error =
+        `Processing stopped before finishing, ${doc.attempts} times (the file may be too large or complex to ` +
+        `process within the Worker's CPU and memory limits)`;
+      await markFailed(db, doc, error);
+      return { kind: "failed", error };
+    }
+  }
+  const claimed = await claim(db, msg, now, takeOver);
   if (!claimed) return { kind: "skipped", reason: "document changed before processing started" };
 
+  // The lease is renewed while the pipeline runs; a worker that dies stops renewing it.
+  const stopBeating = heartbeat(`document ${claimed.id}`, HEARTBEAT_MS, () =>
+    db.run(sql`
+      UPDATE documents SET lease_expires_at = ${leaseUntil()}
+      WHERE id = ${claimed.id} AND ingest_seq = ${claimed.ingestSeq} AND status = 'processing'`),
+  );
   try {
     return await runPipeline(env, db, claimed);
   } catch (e) {
-    const message = describe(e);
-    if (isPermanent(e)) {
-      await markFailed(db, claimed, message);
-      return { kind: "failed", error: message };
-    }
-    console.warn(`processing ${claimed.id} (attempt ${claimed.attempts}) failed:`, e);
-    if (claimed.attempts >= MAX_ATTEMPTS) {
-      const final = `Processing failed after ${MAX_ATTEMPTS} attempts: ${message}`;
-      await markFailed(db, claimed, final);
-      return { kind: "failed", error: final };
-    }
-    const delaySeconds = retryDelaySeconds(env, claimed.attempts, e);
-    await db
-      .update(documents)
-      .set({
-        status: "queued",
-        error: `Attempt ${claimed.attempts} of ${MAX_ATTEMPTS} failed (${message}); retrying in ${delaySeconds} s`,
-        updatedAt: nowIso(),
-      })
-      .where(and(eq(documents.id, claimed.id), eq(documents.ingestSeq, claimed.ingestSeq), eq(documents.status, "processing")));
-    return { kind: "retry", delaySeconds, error: message };
+    return await afterFailedAttempt(env, db, claimed, e);
+  } finally {
+    stopBeating();
   }
+}
+
+/** queued (or processing whose lease lapsed, or taken over) -> processing, with a new attempt and a fresh lease. */
+async function claim(db: Database, msg: ProcessMessage, now: string, takeOver: boolean): Promise<DocumentRow | undefined> {
+  return db
+    .update(documents)
+    .set({ status: "processing", attempts: sql`${documents.attempts} + 1`, updatedAt: now, leaseExpiresAt: leaseUntil(Date.parse(now)) })
+    .where(
+      and(
+        eq(documents.id, msg.document_id),
+        eq(documents.ingestSeq, msg.seq),
+        takeOver
+          ? sql`${documents.status} IN ('queued', 'processing')`
+          : sql`(${documents.status} = 'queued' OR (${documents.status} = 'processing' AND ${documentLeaseLapsed(now)}))`,
+      ),
+    )
+    .returning()
+    .get();
+}
+
+/** A failed attempt: the document fails (permanent error, or out of attempts) or is queued for a retry. */
+async function afterFailedAttempt(env: Env, db: Database, claimed: DocumentRow, e: unknown): Promise<ProcessOutcome> {
+  const message = describe(e);
+  if (isPermanent(e)) {
+    await markFailed(db, claimed, message);
+    return { kind: "failed", error: message };
+  }
+  console.warn(`processing ${claimed.id} (attempt ${claimed.attempts}) failed:`, e);
+  if (claimed.attempts >= MAX_ATTEMPTS) {
+    const final = `Processing failed after ${MAX_ATTEMPTS} attempts: ${message}`;
+    await markFailed(db, claimed, final);
+    return { kind: "failed", error: final };
+  }
+  const delaySeconds = retryDelaySeconds(env, claimed.attempts, e);
+  await db
+    .update(documents)
+    .set({
+      status: "queued",
+      error: `Attempt ${claimed.attempts} of ${MAX_ATTEMPTS} failed (${message}); retrying in ${delaySeconds} s`,
+      updatedAt: nowIso(),
+      // The retry message arrives after its delay: the lease covers the wait.
+      leaseExpiresAt: leaseUntil(Date.now(), delaySeconds * 1000),
+    })
+    .where(and(eq(documents.id, claimed.id), eq(documents.ingestSeq, claimed.ingestSeq), eq(documents.status, "processing")));
+  await wakeSupervisor(env, checkAfter(Date.now() + delaySeconds * 1000 + LEASE_MS));
+  return { kind: "retry", delaySeconds, error: message };
 }
 
 /** Final failure: the document stays visible, deletable and reprocessable; the previous index (if any) keeps serving. */
 export async function markFailed(db: Database, doc: DocumentRow, error: string): Promise<void> {
   await db
     .update(documents)
-    .set({ status: "failed", error, updatedAt: nowIso() })
+    .set({ status: "failed", error, updatedAt: nowIso(), leaseExpiresAt: null })
     .where(and(eq(documents.id, doc.id), eq(documents.ingestSeq, doc.ingestSeq), sql`${documents.status} IN ('queued', 'processing')`));
   // This attempt's partial chunks are never searchable; remove them now.
   await db.run(sql`
@@ -157,7 +195,7 @@ async function runPipeline(env: Env, db: Database, doc: DocumentRow): Promise<Pr
   // The swap: one statement makes the new generation the one search reads.
   const now = nowIso();
   const flipped = await db.run(sql`
-    UPDATE documents SET status = 'processed', index_generation = ${generation}, chunk_count = ${chunks.length},
+    UPDATE documents SET status = 'processed', index_generation = ${generation}, chunk_count = ${chunks.length}, lease_expires_at = NULL,
       page_count = ${parsed.pageCount ?? null}, error = NULL, processed_at = ${now}, updated_at = ${now}
     WHERE id = ${doc.id} AND ingest_seq = ${generation} AND status = 'processing'`);
   if (!flipped.meta.changes) return afterLostSwap(env, db, kb.id, doc.id, generation, written);

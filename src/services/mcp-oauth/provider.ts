@@ -9,7 +9,7 @@ import {
   type TokenExchangeCallbackOptions,
 } from "@cloudflare/workers-oauth-provider";
 import { isMcpEndpointPath, markOAuthVerified, MCP_ENDPOINT_PATH } from "../../auth/oauth";
-import { createDb } from "../../db/client";
+import { openDb } from "../../db/client";
 import type { Env } from "../../env";
 import { config } from "../../lib/config";
 import { GRANT_IDLE_SECONDS, MCP_OAUTH_SCOPE, renewGrant } from "./grants";
@@ -56,7 +56,7 @@ export function isForOAuthProvider(request: Request): boolean {
 async function checkGrant(o: TokenExchangeCallbackOptions<Env>): Promise<void> {
   if (o.grantType !== GrantType.AUTHORIZATION_CODE && o.grantType !== GrantType.REFRESH_TOKEN) return;
   const props = o.props as McpOAuthProps | undefined;
-  const alive = await renewGrant(createDb(o.env.DB), { grantId: props?.grant_id ?? "", userId: o.userId, providerGrantId: o.grantId });
+  const alive = await renewGrant(openDb(o.env), { grantId: props?.grant_id ?? "", userId: o.userId, providerGrantId: o.grantId });
   if (!alive) {
     throw new OAuthError("invalid_grant", { description: "This authorization was revoked, or its member no longer belongs to the organization" });
   }

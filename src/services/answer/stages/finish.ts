@@ -1,6 +1,6 @@
 import type { Message, MessageMetadata, TurnUsage } from "../../../db/schema";
-import { recordUsage } from "../../billing/metering";
-import { appendMessage } from "../../chats/chats";
+import { chargeStatements } from "../../billing/metering";
+import { batchWithRetry, endTurnStatement, messageOfRow, upsertAnswerStatement } from "../../chats/answer-record";
 import { AFTER_TURN_HOOKS } from "../../tools/registry";
 import type { TurnContext, TurnResult } from "../context";
 import type { StopReason } from "../types";
@@ -12,10 +12,19 @@ export interface Outcome {
   error?: TurnResult["error"];
 }
 
-/** Stage: metering. The answer's model calls, charged once (also for partial and failed turns). */
-export async function meterStage(ctx: TurnContext, assistantId: string): Promise<TurnUsage> {
+/** What the turn's final write charges: the answer's usage, and the statements that set its charge to it. */
+export interface Metered {
+  usage: TurnUsage;
+  charge: D1PreparedStatement[];
+}
+
+/**
+ * Stage: metering. The answer's model calls, charged once (also for partial and failed turns): the charge is SET
+ * to this usage under the turn's key, so what its checkpoints already charged is only topped up (or trued down).
+ */
+export function meterStage(ctx: TurnContext, assistantId: string): Metered {
   const { chat, model } = ctx.req;
-  const recorded = await recordUsage(ctx.deps.db, {
+  const { statements, recorded } = chargeStatements(ctx.deps.db.$client, {
     organizationId: chat.organizationId,
     tenantId: chat.tenantId,
     operation: ctx.req.operation,
@@ -28,11 +37,18 @@ export async function meterStage(ctx: TurnContext, assistantId: string): Promise
     agentRunId: ctx.req.runId ?? null,
     idempotencyKey: `turn:${assistantId}`,
   });
-  return { input_tokens: recorded.input_tokens, output_tokens: recorded.output_tokens, total_tokens: recorded.total_tokens, credits: recorded.credits };
+  return {
+    usage: { input_tokens: recorded.input_tokens, output_tokens: recorded.output_tokens, total_tokens: recorded.total_tokens, credits: recorded.credits },
+    charge: statements,
+  };
 }
 
-/** Stage: persistence. The answer with its sources and the owner's operational metadata. */
-export async function persistStage(ctx: TurnContext, assistantId: string, outcome: Outcome, usage: TurnUsage): Promise<Message> {
+/**
+ * Stage: persistence. The answer with its sources and the owner's operational metadata, its charge, and the end
+ * of the turn's lease, in one write (replacing what the checkpoints saved under the same id).
+ */
+export async function persistStage(ctx: TurnContext, assistantId: string, outcome: Outcome, metered: Metered, createdAt: string): Promise<Message> {
+  const usage = metered.usage;
   const metadata: MessageMetadata = {
     sources: ctx.ledger.all,
     usage,
@@ -45,7 +61,14 @@ export async function persistStage(ctx: TurnContext, assistantId: string, outcom
     ...(outcome.error ? { error: { code: outcome.error.code, message: outcome.error.message } } : {}),
     ...(outcome.stopReason ? { stop_reason: outcome.stopReason } : {}),
   };
-  return appendMessage(ctx.deps.db, ctx.req.chat.id, { id: assistantId, role: "assistant", content: outcome.content, status: outcome.status, metadata });
+  const d1 = ctx.deps.db.$client;
+  const chatId = ctx.req.chat.id;
+  const results = await batchWithRetry(d1, () => [
+    ...metered.charge,
+    upsertAnswerStatement(d1, chatId, { id: assistantId, content: outcome.content, status: outcome.status, metadata, createdAt }),
+    endTurnStatement(d1, chatId, assistantId),
+  ]);
+  return messageOfRow(results[metered.charge.length].results[0] as Parameters<typeof messageOfRow>[0]);
 }
 
 /** Stage: after-turn hooks (memory extraction, finishing an agent run); returns what they add to `done`. */

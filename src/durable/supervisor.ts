@@ -1,0 +1,35 @@
+import { DurableObject } from "cloudflare:workers";
+import { openDb } from "../db/client";
+import type { Env } from "../env";
+import { runRecoveryPass } from "../services/recovery/supervisor";
+
+/**
+ * The supervisor (one instance, named "supervisor"): an alarm that runs the recovery pass
+ * (src/services/recovery/supervisor.ts) whenever a lease may have lapsed or something is left to clean up, and
+ * re-arms itself while there is. Its alarm lives in the object's storage, so it survives restarts and deploys;
+ * an alarm that fell due while the service was down fires as soon as it is back (the recovery pass at
+ * start-up). RPC methods return plain JSON.
+ */
+export class Supervisor extends DurableObject<Env> {
+  /** A pass no later than `atMs`; returns the alarm time now set. */
+  async wake(atMs: number): Promise<{ alarm_at: number }> {
+    const at = Math.max(atMs, Date.now());
+    const current = await this.ctx.storage.getAlarm();
+    if (current !== null && current <= at) return { alarm_at: current };
+    await this.ctx.storage.setAlarm(at);
+    return { alarm_at: at };
+  }
+
+  /** A pass now (the cron safety net and tests); the alarm follows what it found. */
+  async pass(): Promise<{ next_at: number | null }> {
+    const next = await runRecoveryPass(this.env, openDb(this.env), Date.now());
+    if (next !== null) await this.wake(next);
+    return { next_at: next };
+  }
+
+  async alarm(): Promise<void> {
+    const next = await runRecoveryPass(this.env, openDb(this.env), Date.now());
+    // A wake during the pass may have set an earlier alarm already; keep the earlier one.
+    if (next !== null) await this.wake(next);
+  }
+}
