@@ -10,7 +10,7 @@ import type { AddressInfo } from "node:net";
  */
 export type Handler = (req: http.IncomingMessage, res: http.ServerResponse, self: { url: string }) => void | Promise<void>;
 
-const handlers: Record<string, () => Promise<Handler>> = {
+export const handlers: Record<string, () => Promise<Handler>> = {
   // name: () => import("./name").then((m) => m.handler),
   openai: () => import("./openai").then((m) => m.handler),
   web: () => import("./web").then((m) => m.handler),
@@ -22,7 +22,11 @@ const handlers: Record<string, () => Promise<Handler>> = {
   connectors: () => import("./connectors").then((m) => m.handler),
 };
 
-export async function startTestServers(): Promise<Record<string, string>> {
+/**
+ * Starts every server on 127.0.0.1, each on a free port, or on `ports[name]` when given (`npm run dev:stack`
+ * uses fixed ports so the README can name them). Returns name -> base URL.
+ */
+export async function startTestServers(ports: Record<string, number> = {}): Promise<Record<string, string>> {
   const urls: Record<string, string> = {};
   for (const [name, load] of Object.entries(handlers)) {
     const handler = await load();
@@ -33,7 +37,10 @@ export async function startTestServers(): Promise<Record<string, string>> {
         res.end(String(e));
       });
     });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(ports[name] ?? 0, "127.0.0.1", resolve);
+    });
     server.unref();
     self.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     urls[name] = self.url;

@@ -66,7 +66,7 @@ const fastQuery = route("post", "/chats/fast-query", "query:rag", {
       z.object({ answer: z.string(), sources: z.array(SourceSchema), usage: UsageSchema, chat_id: z.string() }),
       "The answer",
     ),
-    ...extraErrors(402),
+    ...extraErrors(402, 502),
   },
 });
 chatQueryRoutes.openapi(fastQuery, async (c) => c.json(await runFastQuery(c, c.req.valid("json")), 200));

@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { extraErrors, jsonBody, jsonContent } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import { createChatWithFirstTurn, sendCommand } from "../../services/chats/create";
-import { runTurnJson, streamTurn } from "../../services/chats/session";
+import { answeredOrThrow, runTurnJson, streamTurn } from "../../services/chats/session";
 import { ChatSchema, CreateChatBody, SendMessageBody, TurnResponseSchema } from "./schemas";
 import { routesTagged } from "../define-route";
 
@@ -29,7 +29,7 @@ const create = route("post", "/chats", "query:rag", {
       }),
       "The chat (and the first turn)",
     ),
-    ...extraErrors(402),
+    ...extraErrors(402, 502),
   },
 });
 chatTurnRoutes.openapi(create, async (c) => c.json(await createChatWithFirstTurn(c, c.req.valid("json")), 201));
@@ -39,11 +39,11 @@ const send = route("post", "/chats/{id}/messages", "query:rag", {
   request: { body: jsonBody(SendMessageBody) },
   responses: {
     200: jsonContent(TurnResponseSchema, "The user message, the answer and the turn's usage"),
-    ...extraErrors(402),
+    ...extraErrors(402, 502),
   },
 });
 chatTurnRoutes.openapi(send, async (c) => {
-  const outcome = await runTurnJson(c.env, await sendCommand(c, c.req.valid("param").id, c.req.valid("json")));
+  const outcome = answeredOrThrow(await runTurnJson(c.env, await sendCommand(c, c.req.valid("param").id, c.req.valid("json"))));
   return c.json({ user_message: outcome.user_message, assistant_message: outcome.assistant_message, usage: outcome.usage }, 200);
 });
 

@@ -13,7 +13,7 @@ import { assertSubjectParam, authorizeChat, effectiveSubject } from "./access";
 import { appendMessage, createChat, getChat, publicChat, publicMessage, truncateTitle } from "./chats";
 import { storeChatImages } from "./images";
 import { awaitFirstAnswer, chatIdTaken, firstMessageDigest, firstMessageOf, isSameCreate, type FirstMessage } from "./replay";
-import { runTurnJson } from "./session";
+import { answeredOrThrow, runTurnJson } from "./session";
 import { canReadShared, FORK_SEED_LIMIT, shareSafeMessages, shareSafeMetadata } from "./sharing";
 import { assertKnowledgeBaseActive, prepareTurn, resolveModel, resolveTurnExtras, type ChatPlacement } from "./turns";
 
@@ -134,7 +134,7 @@ async function firstTurn(
     images: opts.images,
     spend: opts.spend,
   });
-  const outcome = await runTurnJson(c.env, { ...cmd, userMessageId: opts.userMessageId });
+  const outcome = answeredOrThrow(await runTurnJson(c.env, { ...cmd, userMessageId: opts.userMessageId }));
   const fresh = (await getChat(c.get("db"), chat.id))!;
   return { chat: publicChat(fresh), user_message: outcome.user_message, assistant_message: outcome.assistant_message, usage: outcome.usage };
 }

@@ -9,7 +9,7 @@ import { knowledgeBaseFor } from "../knowledge-bases";
 import { assertSubjectParam, authorizeChat } from "./access";
 import { createChat } from "./chats";
 import { titleFrom } from "./create";
-import { runTurnJson } from "./session";
+import { answeredOrThrow, runTurnJson } from "./session";
 import { assertExtrasResolvable, assertKnowledgeBaseActive, prepareTurn, resolveModel } from "./turns";
 
 /** The knowledge base a query names, authorized for query:rag and active. */
@@ -70,7 +70,7 @@ export async function fastQuery(c: Context<AppEnv>, body: FastQueryInput) {
     extras: { connector_slugs: body.connector_slugs, delegate_agent_ids: [], skill_ids: [], attached_artifact_ids: [] },
     spend,
   });
-  const outcome = await runTurnJson(c.env, cmd);
+  const outcome = answeredOrThrow(await runTurnJson(c.env, cmd));
   return { answer: outcome.assistant_message.content, sources: outcome.sources, usage: outcome.usage, chat_id: chat.id };
 }
 

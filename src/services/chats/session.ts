@@ -27,6 +27,23 @@ export async function runTurnJson(env: Env, cmd: TurnCommand): Promise<TurnOutco
   return res.json<TurnOutcome>();
 }
 
+/**
+ * A JSON turn whose model call failed answers with an error, never with an empty success: 502
+ * `upstream_error` (500 `internal_error` for a failure of our own) saying why. The question, what was
+ * generated before the failure and the usage stay in the chat (an assistant message with status "error",
+ * charged for what was used), so sending the question again retries.
+ */
+export function answeredOrThrow(outcome: TurnOutcome): TurnOutcome {
+  if (outcome.status !== "error") return outcome;
+  const chatId = outcome.assistant_message.chat_id;
+  const model = outcome.error?.code === "model_error";
+  const reason = outcome.error?.message ?? "The answer could not be completed";
+  const retry = outcome.error?.retryable ? "; send it again to retry" : "";
+  throw new ApiError(model ? "upstream_error" : "internal_error", `${reason}. The question is kept in chat ${chatId}${retry}.`, {
+    details: [{ path: "chat_id", message: chatId }, { path: "message_id", message: outcome.assistant_message.id }],
+  });
+}
+
 /** Aborts the chat's active turn; true when one was running. */
 export async function stopTurn(env: Env, chatId: string): Promise<boolean> {
   const res = await stubOf(env, chatId).fetch("https://chat-session/stop", { method: "POST" });

@@ -10,7 +10,7 @@ import { createRetriever } from "../answer/retriever";
 import { passagesToSources } from "../answer/types";
 import { actorOf, assertCanSpend } from "../billing/metering";
 import { createChat, truncateTitle } from "../chats/chats";
-import { runTurnJson } from "../chats/session";
+import { answeredOrThrow, runTurnJson } from "../chats/session";
 import { prepareTurn, resolveModel } from "../chats/turns";
 import { getKnowledgeBase, knowledgeBaseScope } from "../knowledge-bases";
 
@@ -126,7 +126,8 @@ async function askKbTool(c: Ctx, key: KeyCaller, input: { question: string; know
     extras: { connector_slugs: [], delegate_agent_ids: [], skill_ids: [], attached_artifact_ids: [] },
     spend,
   });
-  const outcome = await runTurnJson(c.env, cmd);
+  // A failing model is an error result (upstream_error and the reason), never an empty answer.
+  const outcome = answeredOrThrow(await runTurnJson(c.env, cmd));
   const sources: Source[] = outcome.sources;
   const rendered = `${outcome.assistant_message.content}\n\nSources:\n${renderPassages(sources)}`;
   return text(rendered, { answer: outcome.assistant_message.content, sources, usage: outcome.usage, chat_id: chat.id });

@@ -44,11 +44,17 @@ function usageOf(u: { inputTokens?: number; outputTokens?: number } | undefined,
   };
 }
 
-function describeError(e: unknown): { message: string; retryable: boolean } {
-  const err = e as { message?: string; statusCode?: number; isRetryable?: boolean; name?: string };
+/**
+ * What went wrong upstream, in words a client may see: the provider's HTTP status, or that it could not be
+ * reached. Never the provider's own message (it can echo part of the API key). After the SDK's retries the
+ * error is a RetryError whose `lastError` holds the provider's answer.
+ */
+export function describeError(e: unknown): { message: string; retryable: boolean } {
+  const outer = e as { lastError?: unknown };
+  const err = (outer?.lastError ?? e) as { statusCode?: number; isRetryable?: boolean };
   const status = err?.statusCode;
   const retryable = err?.isRetryable ?? (status === undefined || status === 429 || status >= 500);
-  const detail = status ? `the model provider answered ${status}` : "the model provider connection failed";
+  const detail = status ? `the model provider answered HTTP ${status}` : "the model provider could not be reached";
   return { message: `Model call failed: ${detail}`, retryable };
 }
 
@@ -68,6 +74,8 @@ const streamBase = (env: Env, info: ModelInfo, req: StreamRequest) => ({
   abortSignal: req.signal,
   maxRetries: 1,
   maxOutputTokens: req.maxOutputTokens,
+  // The failure reaches the turn (readStream); the log gets one line instead of the SDK's dump of the whole error.
+  onError: ({ error }: { error: unknown }) => console.warn(`model ${info.id}: ${describeError(error).message}`),
 });
 
 /**
