@@ -82,6 +82,34 @@ export async function assertCanSpend(db: Database, tenantId: string): Promise<vo
   }
 }
 
+/** A checkpointed charge: the turn's one log row takes the newest amount (chargeStatements). */
+const CHECKPOINT_UPSERT = `ON CONFLICT (idempotency_key) DO UPDATE SET input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
+  total_tokens = excluded.total_tokens, credits_used = excluded.credits_used,
+  agent_run_id = COALESCE(usage_logs.agent_run_id, excluded.agent_run_id)`;
+
+/** The usage-log row of a charge (both recordUsage and chargeStatements write it; `onConflict` for checkpoints). */
+function usageLogInsert(
+  d1: D1Database,
+  id: string,
+  input: UsageRecordInput,
+  n: { inputTokens: number; outputTokens: number; micro: number },
+  onConflict = "",
+): D1PreparedStatement {
+  const apiKeyId = input.actor?.apiKeyId ?? null;
+  return d1
+    .prepare(
+      `INSERT INTO usage_logs (id, organization_id, tenant_id, operation, model, input_tokens, output_tokens,
+         total_tokens, credits_used, chat_id, message_id, agent_run_id, api_key_id, is_api_key, user_id,
+         idempotency_key, created_at)
+       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17) ${onConflict}`,
+    )
+    .bind(
+      id, input.organizationId, input.tenantId, input.operation, input.model, n.inputTokens, n.outputTokens,
+      n.inputTokens + n.outputTokens, n.micro, input.chatId ?? null, input.messageId ?? null, input.agentRunId ?? null,
+      apiKeyId, apiKeyId ? 1 : 0, input.actor?.userId ?? null, input.idempotencyKey ?? null, nowIso(),
+    );
+}
+
 const nonNegativeInt = (n: number) => (Number.isFinite(n) && n > 0 ? Math.round(n) : 0);
 
 export async function recordUsage(db: Database, input: UsageRecordInput): Promise<RecordedUsage> {
@@ -89,8 +117,6 @@ export async function recordUsage(db: Database, input: UsageRecordInput): Promis
   const outputTokens = nonNegativeInt(input.usage.output_tokens);
   const micro = priceMicro(input.pricing, { input_tokens: inputTokens, output_tokens: outputTokens });
   const id = newId("use");
-  const apiKeyId = input.actor?.apiKeyId ?? null;
-  const userId = input.actor?.userId ?? null;
   const d1 = db.$client;
   const result: RecordedUsage = {
     id,
@@ -104,32 +130,7 @@ export async function recordUsage(db: Database, input: UsageRecordInput): Promis
     await d1.batch([
       // The log row goes first: with an idempotency key already used, the
       // UNIQUE constraint aborts the whole batch and nothing is charged.
-      d1
-        .prepare(
-          `INSERT INTO usage_logs (id, organization_id, tenant_id, operation, model, input_tokens, output_tokens,
-             total_tokens, credits_used, chat_id, message_id, agent_run_id, api_key_id, is_api_key, user_id,
-             idempotency_key, created_at)
-           VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)`,
-        )
-        .bind(
-          id,
-          input.organizationId,
-          input.tenantId,
-          input.operation,
-          input.model,
-          inputTokens,
-          outputTokens,
-          inputTokens + outputTokens,
-          micro,
-          input.chatId ?? null,
-          input.messageId ?? null,
-          input.agentRunId ?? null,
-          apiKeyId,
-          apiKeyId ? 1 : 0,
-          userId,
-          input.idempotencyKey ?? null,
-          nowIso(),
-        ),
+      usageLogInsert(d1, id, input, { inputTokens, outputTokens, micro }),
       d1.prepare("UPDATE tenants SET credits_used = credits_used + ?1 WHERE id = ?2").bind(micro, input.tenantId),
       // A tenant deleted while its turn ran: the charge lands on the
       // organization's retired credits, so organization totals still add up.
@@ -155,7 +156,6 @@ export function chargeStatements(d1: D1Database, input: UsageRecordInput & { ide
   const inputTokens = nonNegativeInt(input.usage.input_tokens);
   const outputTokens = nonNegativeInt(input.usage.output_tokens);
   const micro = priceMicro(input.pricing, { input_tokens: inputTokens, output_tokens: outputTokens });
-  const apiKeyId = input.actor?.apiKeyId ?? null;
   const id = newId("use");
   const delta = "(?1 - COALESCE((SELECT credits_used FROM usage_logs WHERE idempotency_key = ?2), 0))";
   const statements = [
@@ -164,35 +164,7 @@ export function chargeStatements(d1: D1Database, input: UsageRecordInput & { ide
     d1
       .prepare(`UPDATE organizations SET credits_retired = credits_retired + ${delta} WHERE id = ?3 AND changes() = 0`)
       .bind(micro, input.idempotencyKey, input.organizationId),
-    d1
-      .prepare(
-        `INSERT INTO usage_logs (id, organization_id, tenant_id, operation, model, input_tokens, output_tokens,
-           total_tokens, credits_used, chat_id, message_id, agent_run_id, api_key_id, is_api_key, user_id,
-           idempotency_key, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
-         ON CONFLICT (idempotency_key) DO UPDATE SET input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
-           total_tokens = excluded.total_tokens, credits_used = excluded.credits_used,
-           agent_run_id = COALESCE(usage_logs.agent_run_id, excluded.agent_run_id)`,
-      )
-      .bind(
-        id,
-        input.organizationId,
-        input.tenantId,
-        input.operation,
-        input.model,
-        inputTokens,
-        outputTokens,
-        inputTokens + outputTokens,
-        micro,
-        input.chatId ?? null,
-        input.messageId ?? null,
-        input.agentRunId ?? null,
-        apiKeyId,
-        apiKeyId ? 1 : 0,
-        input.actor?.userId ?? null,
-        input.idempotencyKey,
-        nowIso(),
-      ),
+    usageLogInsert(d1, id, input, { inputTokens, outputTokens, micro }, CHECKPOINT_UPSERT),
   ];
   const recorded = { id, input_tokens: inputTokens, output_tokens: outputTokens, total_tokens: inputTokens + outputTokens, credits: fromMicro(micro), charged: true };
   return { statements, recorded };
