@@ -8,6 +8,7 @@ import { PERMISSIONS, type Permission, type PermissionRule } from "./permissions
 import type { ResourceScope } from "./resources";
 import type { Scope } from "./scopes";
 import { keyReach } from "./policy";
+import { verifiedCaller } from "./caller-cache";
 
 /**
  * THE authorization layer. Every route decides "may this caller do this to
@@ -117,6 +118,7 @@ export async function authorize(
   scope: ResourceScope | null | undefined,
   opts: AuthorizeOptions = {},
 ): Promise<Access> {
+  await verifiedCaller(c); // a cached API key's re-read (src/auth/caller-cache.ts) decides first
   const caller = requireCaller(c);
   const rule = assertPermissionClass(caller, permission);
   const what = opts.what ?? "Resource";

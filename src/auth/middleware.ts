@@ -3,11 +3,11 @@ import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { matchedRoutes } from "hono/route";
 import { config } from "../lib/config";
 import { ApiError, forbidden, unauthorized } from "../lib/errors";
-import { resolveApiKey } from "../services/api-keys";
 import { looksLikeEmbedToken, resolveEmbedToken } from "../services/embed/tokens";
 import { resolveSession, SESSION_COOKIE, SESSION_TTL_MS } from "../services/identity/sessions";
 import type { AppEnv } from "../types";
 import { resolveOAuthCaller } from "../services/mcp-oauth/grants";
+import { keyCaller, settleCaller } from "./caller-cache";
 import { assertEmbedRequestAllowed } from "./embed";
 import { assertOAuthRequestAllowed, verifiedOAuthToken } from "./oauth";
 import { isPublicApiPath } from "./public-paths";
@@ -64,10 +64,10 @@ export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
       c.set("caller", caller);
       return next();
     }
-    const { caller, touch } = await resolveApiKey(db, m[1]);
-    if (touch) c.executionCtx.waitUntil(touch.catch((e) => console.error("last_used_at update failed", e)));
-    c.set("caller", caller);
-    return next();
+    // Cached in the isolate and re-read alongside the route's first query (src/auth/caller-cache.ts).
+    c.set("caller", await keyCaller(c, m[1]));
+    await next();
+    return settleCaller(c);
   }
 
   const token = getCookie(c, SESSION_COOKIE);

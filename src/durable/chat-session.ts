@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { openDb, type Database } from "../db/client";
-import type { KnowledgeBase } from "../db/schema";
+import type { Chat, KnowledgeBase } from "../db/schema";
 import type { Env } from "../env";
 import { config } from "../lib/config";
 import { runTurn, type TurnDeps, type TurnRequest, type TurnResult } from "../services/answer/turn";
@@ -9,6 +9,7 @@ import type { Actor } from "../services/billing/metering";
 import { getChat, publicMessage } from "../services/chats/chats";
 import { getKnowledgeBase } from "../services/knowledge-bases";
 import { getModel } from "../services/models/registry";
+import { TranscriptEnd } from "./transcript-end";
 import { emptyToolSettings } from "../services/tools/types";
 
 /**
@@ -49,6 +50,9 @@ export interface TurnCommand {
   images?: Array<{ url: string; key: string; mediaType: string }>;
   /** The user message's id, when fixed by the caller (a chat's first turn: a retried create finds it). */
   userMessageId?: string;
+  /** The chat and where its transcript ends, as the Worker read them in the turn's one batch (src/services/chats/turn-reads.ts). */
+  chat?: Chat;
+  transcript?: { maxSeq: number; count: number };
 }
 
 export interface TurnOutcome {
@@ -73,6 +77,8 @@ const SSE_HEADERS = {
 
 export class ChatSession extends DurableObject<Env> {
   private active: ActiveTurn | null = null;
+  /** What this object's own turns wrote to the transcript (whether a Worker's read is still current). */
+  private readonly transcript = new TranscriptEnd();
 
   async fetch(request: Request): Promise<Response> {
     const { pathname } = new URL(request.url);
@@ -93,9 +99,9 @@ export class ChatSession extends DurableObject<Env> {
   private async turn(request: Request): Promise<Response> {
     const cmd = (await request.json()) as TurnCommand;
     // One active turn per chat: the new one replaces the old one.
-    await this.stop("replaced");
+    const replaced = await this.stop("replaced");
     const db = openDb(this.env);
-    const req = await this.turnRequest(db, cmd);
+    const req = await this.turnRequest(db, replaced ? { ...cmd, chat: undefined, transcript: undefined } : cmd);
     if (!req) return Response.json({ error: { code: "not_found", message: "Chat not found" } }, { status: 404 });
     const deps = { db, env: this.env };
     return cmd.stream ? this.streamed(deps, req, request.signal) : this.answered(deps, req);
@@ -103,7 +109,8 @@ export class ChatSession extends DurableObject<Env> {
 
   /** The turn as the pipeline takes it: the chat read now (after any replaced turn saved its part), its knowledge base and model. */
   private async turnRequest(db: Database, cmd: TurnCommand): Promise<TurnRequest | null> {
-    const chat = await getChat(db, cmd.chatId);
+    const known = this.transcript.knownEnd(cmd);
+    const chat = known && cmd.chat ? cmd.chat : await getChat(db, cmd.chatId);
     const kb = !chat ? undefined : cmd.kb?.id === chat.knowledgeBaseId ? cmd.kb : await getKnowledgeBase(db, chat.knowledgeBaseId);
     const model = getModel(this.env, cmd.modelId);
     if (!chat || !kb || !model) return null;
@@ -126,12 +133,13 @@ export class ChatSession extends DurableObject<Env> {
       runId: cmd.runId ?? null,
       depth: cmd.depth ?? 0,
       userMessageId: cmd.userMessageId,
+      known,
     };
   }
 
   private async answered(deps: TurnDeps, req: TurnRequest): Promise<Response> {
     const controller = new AbortController();
-    const finished = runTurn(deps, req, () => {}, controller.signal);
+    const finished = this.transcript.follow(runTurn(deps, req, () => {}, controller.signal));
     this.track(controller, finished);
     return Response.json(outcome(await finished));
   }
@@ -159,7 +167,7 @@ export class ChatSession extends DurableObject<Env> {
     };
     clientSignal.addEventListener("abort", onDisconnect, { once: true });
 
-    const finished = runTurn(deps, req, emit, controller.signal)
+    const finished = this.transcript.follow(runTurn(deps, req, emit, controller.signal))
       .catch((e) => {
         console.error(`chat ${req.chat.id}: turn crashed`, e);
         emit({ type: "error", message: "The answer could not be completed", code: "internal_error", retryable: true });

@@ -9,7 +9,8 @@ import type { TurnContext } from "./context";
 export const CHECKPOINT_MS = 300;
 
 /**
- * Saves a turn's answer as it streams (README "Crash safety"): every CHECKPOINT_MS of new text, in ONE write,
+ * Saves a turn's answer as it streams (README "Crash safety"): at most every CHECKPOINT_MS while new text comes
+ * (the first time CHECKPOINT_MS after the turn started, so a quick answer is saved once, by its final write), in ONE write,
  * the text so far (status `partial`, flagged `in_progress`), the charge for it (metering's chargeStatements: the
  * turn's charge is set, not added, so the final write charges exactly the difference) and the turn's lease. The
  * lease is also renewed every HEARTBEAT_MS while no text comes (tool calls, a slow model). If the worker dies, the
@@ -19,7 +20,9 @@ export const CHECKPOINT_MS = 300;
 export class AnswerCheckpoint {
   private content = "";
   private savedLength = 0;
-  private lastWrite = 0;
+  /** Counted from the turn's start: an answer complete within CHECKPOINT_MS is saved once, by the final write. */
+  private lastWrite = Date.now();
+  private timer: ReturnType<typeof setTimeout> | null = null;
   private writing: Promise<void> | null = null;
   private again = false;
   private closed = false;
@@ -33,15 +36,24 @@ export class AnswerCheckpoint {
     this.stopBeating = heartbeat(`turn ${messageId}`, HEARTBEAT_MS, async () => this.flush());
   }
 
-  /** The answer so far (called with every new piece of text). */
+  /**
+   * The answer so far (called with every new piece of text). Nothing is written on the token's path: one timer
+   * per CHECKPOINT_MS coalesces every piece that came meanwhile into one write.
+   */
   progress(content: string): void {
     this.content = content;
-    if (this.savedLength === 0 || Date.now() - this.lastWrite >= CHECKPOINT_MS) this.flush();
+    if (this.timer || this.closed) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.flush();
+    }, Math.max(0, CHECKPOINT_MS - (Date.now() - this.lastWrite)));
   }
 
-  /** Stops saving and waits for a write in flight: the turn's final write comes after it. */
+  /** Stops saving and waits for a write in flight: the turn's final write comes after it (and replaces a pending one). */
   async close(): Promise<void> {
     this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
     this.stopBeating();
     while (this.writing) await this.writing;
   }
@@ -73,6 +85,8 @@ export class AnswerCheckpoint {
       statements.unshift(...charge.statements, upsertAnswerStatement(d1, req.chat.id, { id: this.messageId, content, status: "partial", metadata: this.metadata(charge.recorded), createdAt: this.createdAt }));
     }
     this.lastWrite = Date.now();
+    await this.ctx.userWritten; // the answer goes after the user message in the chat
+    if (this.closed) return; // the final write is next and replaces it
     await batchWithRetry(d1, () => statements);
     this.savedLength = Math.max(this.savedLength, content.length);
   }

@@ -35,6 +35,12 @@ export interface TurnRequest extends Omit<TurnScope, "db" | "env" | "resources">
   images?: Array<{ url: string; key: string; mediaType: string }>;
   /** The user message's id, when the caller fixed it (a chat's first turn, so a retried create finds it). */
   userMessageId?: string;
+  /**
+   * Where the chat's transcript ends, when the chat's Durable Object knows it for sure (the Worker read it in the
+   * turn's one batch and no turn wrote since): the user message is then announced at once and written alongside
+   * the turn's first steps instead of before them (src/services/answer/turn.ts).
+   */
+  known?: { nextSeq: number; emptyHistory: boolean };
 }
 
 export interface TurnResult {
@@ -63,6 +69,8 @@ export interface TurnContext {
   contextMetadata: Record<string, unknown>;
   /** How many sources the last `sources` event carried (-1: none sent yet). */
   publishedSources: number;
+  /** The user message's write: the answer's checkpoints and final write come after it. */
+  userWritten: Promise<Message>;
 }
 
 export const isLocal = (m: ModelInfo) => m.id === LOCAL_MODEL_ID;

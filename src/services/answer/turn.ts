@@ -1,3 +1,4 @@
+import type { Message } from "../../db/schema";
 import { newId } from "../../lib/ids";
 import { nowIso } from "../../lib/time";
 import { beginTurn } from "../chats/answer-record";
@@ -38,29 +39,17 @@ export async function runTurn(deps: TurnDeps, req: TurnRequest, emit: Emit, sign
   const toolbox = assembleToolbox(scope, req.tools);
   // The answer's id is known from the start: its checkpoints, the turn's lease and the final write share it.
   const assistantId = newId("msg");
-  const userMessage = await beginTurn(
-    deps.db,
-    req.chat.id,
-    {
-      id: req.userMessageId,
-      content: req.content,
-      metadata: {
-        ...(req.images?.length ? { imageUrls: req.images.map((i) => i.url) } : {}),
-        ...(req.attachments?.length ? { attachedArtifactIds: req.attachments.map((a) => a.id) } : {}),
-        ...(req.runId ? { run_id: req.runId } : {}),
-      },
-    },
-    { messageId: assistantId, leaseUntil: leaseUntil() },
-  );
+  const { userMessage: announced, written } = await startTurnRecord(deps, req, assistantId);
   // The supervisor looks at the lease when it would lapse (it settles the turn if this worker is gone by then).
   const watched = wakeSupervisor(deps.env, checkAfter(Date.now() + LEASE_MS));
-  await emit({ type: "user_message", message: publicMessage(userMessage), ...(req.runId ? { run_id: req.runId } : {}) });
+  await emit({ type: "user_message", message: publicMessage(announced), ...(req.runId ? { run_id: req.runId } : {}) });
 
-  const ctx = createContext(deps, req, scope, await toolbox, emit, signal);
+  const ctx = createContext(deps, req, scope, await toolbox, emit, signal, written);
   const checkpoint = new AnswerCheckpoint(ctx, assistantId);
-  const outcome = await answer(ctx, userMessage, checkpoint).finally(() => scope.resources?.closeAll());
+  const outcome = await answer(ctx, announced, checkpoint).finally(() => scope.resources?.closeAll());
   await checkpoint.close();
 
+  const userMessage = await written;
   const metered = meterStage(ctx, assistantId);
   const assistantMessage = await persistStage(ctx, assistantId, outcome, metered, nowIso());
   const usage = metered.usage;
@@ -83,7 +72,33 @@ function turnScope(deps: TurnDeps, req: TurnRequest): TurnScope {
   return { db: deps.db, env: deps.env, chat, kb, actor, subject, mode, streaming, runId, depth, resources: new TurnResources() };
 }
 
-function createContext(deps: TurnDeps, req: TurnRequest, scope: TurnScope, toolbox: Toolbox, emit: Emit, signal: AbortSignal): TurnContext {
+/**
+ * The user message's write, which also records the turn and its lease. When the chat's Durable Object knows where
+ * the transcript ends (`req.known`), the message is announced at once and written alongside the turn's first steps
+ * (history, search): every later write of the turn waits for it (`ctx.userWritten`). Otherwise it is written first.
+ */
+async function startTurnRecord(deps: TurnDeps, req: TurnRequest, assistantId: string): Promise<{ userMessage: Message; written: Promise<Message> }> {
+  const metadata = {
+    ...(req.images?.length ? { imageUrls: req.images.map((i) => i.url) } : {}),
+    ...(req.attachments?.length ? { attachedArtifactIds: req.attachments.map((a) => a.id) } : {}),
+    ...(req.runId ? { run_id: req.runId } : {}),
+  };
+  const turn = { messageId: assistantId, leaseUntil: leaseUntil() };
+  const known = req.userMessageId ? undefined : req.known;
+  if (!known) {
+    const written = await beginTurn(deps.db, req.chat.id, { id: req.userMessageId, content: req.content, metadata }, turn);
+    return { userMessage: written, written: Promise.resolve(written) };
+  }
+  const draft: Message = { id: newId("msg"), chatId: req.chat.id, seq: known.nextSeq, role: "user", content: req.content, status: "complete", metadata, createdAt: nowIso() };
+  const written = beginTurn(deps.db, req.chat.id, { id: draft.id, content: draft.content, metadata, createdAt: draft.createdAt }, turn).then((m) => {
+    if (m.seq !== draft.seq) console.warn(`chat ${req.chat.id}: user message ${m.id} was announced at seq ${draft.seq} and written at ${m.seq}`);
+    return m;
+  });
+  written.catch(() => {}); // awaited by the checkpoints and the final write
+  return { userMessage: draft, written };
+}
+
+function createContext(deps: TurnDeps, req: TurnRequest, scope: TurnScope, toolbox: Toolbox, emit: Emit, signal: AbortSignal, userWritten: Promise<Message>): TurnContext {
   const ledger = new SourceLedger();
   return {
     deps,
@@ -97,6 +112,7 @@ function createContext(deps: TurnDeps, req: TurnRequest, scope: TurnScope, toolb
     used: { input_tokens: 0, output_tokens: 0 },
     contextMetadata: {},
     publishedSources: -1,
+    userWritten,
   };
 }
 

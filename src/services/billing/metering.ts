@@ -73,6 +73,11 @@ export async function assertCanSpend(db: Database, tenantId: string): Promise<vo
     .from(tenants)
     .where(eq(tenants.id, tenantId))
     .get();
+  assertCreditsLeft(t);
+}
+
+/** The credit check of `assertCanSpend` on a tenant row read elsewhere (e.g. in a turn's one batch of reads). */
+export function assertCreditsLeft(t: { pool: number; used: number } | undefined): void {
   if (!t) throw notFound("Tenant");
   if (t.pool - t.used <= 0) {
     throw new ApiError(

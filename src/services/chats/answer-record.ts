@@ -81,12 +81,12 @@ export async function batchWithRetry(d1: D1Database, statements: () => Stmt[]): 
 export async function beginTurn(
   db: Database,
   chatId: string,
-  user: { id?: string; content: string; metadata: MessageMetadata },
+  user: { id?: string; content: string; metadata: MessageMetadata; createdAt?: string },
   turn: { messageId: string; leaseUntil: string },
 ): Promise<Message> {
   const d1 = db.$client;
   const id = user.id ?? newId("msg");
-  const createdAt = nowIso();
+  const createdAt = user.createdAt ?? nowIso();
   const results = await batchWithRetry(d1, () => [
     d1
       .prepare(

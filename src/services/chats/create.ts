@@ -9,9 +9,10 @@ import type { ModelInfo } from "../models/registry";
 import type { AppEnv } from "../../types";
 import { assertCanSpend } from "../billing/metering";
 import { getKnowledgeBase, knowledgeBaseFor } from "../knowledge-bases";
-import { assertSubjectParam, authorizeChat, effectiveSubject } from "./access";
+import { assertSubjectParam, effectiveSubject } from "./access";
 import { appendMessage, createChat, getChat, publicChat, publicMessage, truncateTitle } from "./chats";
 import { storeChatImages } from "./images";
+import { readTurnState } from "./turn-reads";
 import { awaitFirstAnswer, chatIdTaken, firstMessageDigest, firstMessageOf, isSameCreate, type FirstMessage } from "./replay";
 import { answeredOrThrow, runTurnJson } from "./session";
 import { canReadShared, FORK_SEED_LIMIT, shareSafeMessages, shareSafeMetadata } from "./sharing";
@@ -159,9 +160,19 @@ async function replayCreate(c: Context<AppEnv>, body: CreateChatInput, kb: Knowl
 }
 
 /** Authorizes and validates a message for an existing chat (JSON send and stream alike): the turn command. */
-export async function sendCommand(c: Context<AppEnv>, chatId: string, body: SendMessageInput) {
-  const { chat } = await authorizeChat(c, chatId, body.external_subject_id);
-  return commandForChat(c, chat, body);
+export async function sendCommand(c: Context<AppEnv>, chatId: string, body: SendMessageInput): Promise<TurnCommand> {
+  // The chat, its knowledge base, the credits and the transcript's end in one round trip (turn-reads.ts).
+  const { chat, kb, spend, transcript } = await readTurnState(c, chatId, body.external_subject_id);
+  const cmd = await prepareTurn(c, c.get("caller"), chat, kb, {
+    content: body.content,
+    model: resolveModel(c, body.model),
+    mode: body.agent_mode,
+    websearch: body.websearch_enable,
+    operation: "chat",
+    extras: body,
+    spend,
+  });
+  return { ...cmd, chat, transcript };
 }
 
 /** The turn command of a message for a chat the caller was authorized for (authorizeChat). */

@@ -10,7 +10,9 @@ import { extractiveSummary, loadHistory, type History } from "../history";
  */
 export async function historyStage(ctx: TurnContext, userMessage: Message): Promise<History> {
   const { db, env } = ctx.deps;
-  const { chat, model } = ctx.req;
+  const { chat, model, known } = ctx.req;
+  // A chat without any message yet (its Durable Object was told so by the turn's one batch of reads) has no history.
+  if (known?.emptyHistory) return { summary: chat.summary, recent: [] };
   const history = await loadHistory(db, chat, {
     contextWindow: model.context_window,
     currentSeq: userMessage.seq,

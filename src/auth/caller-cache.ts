@@ -1,0 +1,70 @@
+import type { Context } from "hono";
+import { sha256Hex } from "../lib/crypto";
+import { resolveApiKey } from "../services/api-keys";
+import type { AppEnv } from "../types";
+import type { Caller, KeyCaller } from "./caller";
+
+/**
+ * API keys resolved in this isolate, so a request does not wait for its key's lookup before its own first query
+ * (README "Latency"). A cached key is never trusted on its own: every request still re-reads the key (revoked,
+ * expired, its creator's role, its organization's status) — but in parallel with the route's own first query
+ * instead of before it — and the authorization layer (`authorize`) waits for that read before it decides
+ * anything. A revoked key, a removed or demoted creator, a suspended organization are therefore refused by the
+ * very next request's authorization, in every isolate; the bound is the database's own (with read replication,
+ * a replica's lag; the Sessions API keeps a caller's own writes visible to it). A route that never authorizes
+ * still answers 401 when the re-read fails (checked after the handler, `settleCaller`).
+ */
+const TTL_MS = 5 * 60_000;
+const MAX_ENTRIES = 2_000;
+const keys = new Map<string, { caller: KeyCaller; at: number }>();
+const pending = new WeakMap<object, Promise<Caller>>();
+
+/** The caller of an API key: from this isolate's cache (re-read alongside), or looked up now. */
+export async function keyCaller(c: Context<AppEnv>, token: string): Promise<KeyCaller> {
+  const hash = await sha256Hex(token);
+  const fresh = resolveApiKey(c.get("db"), token).then(
+    ({ caller, touch }) => {
+      if (touch) c.executionCtx.waitUntil(touch.catch((e) => console.error("last_used_at update failed", e)));
+      remember(hash, caller);
+      return caller;
+    },
+    (e: unknown) => {
+      keys.delete(hash);
+      throw e;
+    },
+  );
+  const hit = keys.get(hash);
+  if (!hit || Date.now() - hit.at > TTL_MS) return fresh;
+  fresh.catch(() => {}); // observed by verifiedCaller / settleCaller
+  pending.set(c, fresh);
+  return hit.caller;
+}
+
+function remember(hash: string, caller: KeyCaller) {
+  keys.delete(hash);
+  if (keys.size >= MAX_ENTRIES) keys.delete(keys.keys().next().value!);
+  keys.set(hash, { caller, at: Date.now() });
+}
+
+/**
+ * The request's caller once its re-read is in (and replaces the cached one: scopes and the organization's status
+ * as they are now). Throws the lookup's 401 for a key that no longer works.
+ */
+export async function verifiedCaller(c: Context<AppEnv>): Promise<Caller | null> {
+  const check = pending.get(c);
+  if (!check) return (c.get("caller") as Caller | null) ?? null;
+  const caller = await check;
+  pending.delete(c);
+  c.set("caller", caller);
+  return caller;
+}
+
+/** After the handler: a re-read that failed (and was never awaited) still turns the answer into its 401. */
+export async function settleCaller(c: Context<AppEnv>): Promise<void> {
+  if (pending.has(c)) await verifiedCaller(c);
+}
+
+/** Forgets every cached key of this isolate (tests; a write path that wants the next lookup to be sequential). */
+export function forgetCachedCallers(): void {
+  keys.clear();
+}

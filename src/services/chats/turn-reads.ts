@@ -1,0 +1,45 @@
+import { eq, sql } from "drizzle-orm";
+import type { Context } from "hono";
+import { loadAuthorized } from "../../auth/load";
+import { chats, knowledgeBases, messages, tenants } from "../../db/schema";
+import { notFound } from "../../lib/errors";
+import type { AppEnv } from "../../types";
+import { assertCreditsLeft } from "../billing/metering";
+import { assertSubjectParam, ownsChat } from "./access";
+import { chatScope } from "./chats";
+
+/**
+ * Everything a new turn on an existing chat reads before it starts, in ONE D1 round trip (README "Latency"): the
+ * chat, its knowledge base, its tenant's credits and where its transcript ends (the last `seq` and the number of
+ * messages). The knowledge base and the tenant are found through the chat inside the statements, so nothing waits
+ * for the chat first. The transcript's end travels with the turn to the chat's Durable Object, which then neither
+ * reads the chat again nor waits for the user message's write before its first event (src/durable/chat-session.ts).
+ */
+export async function readTurnState(c: Context<AppEnv>, chatId: string, externalSubjectId: string | undefined | null) {
+  const caller = c.get("caller");
+  assertSubjectParam(caller, externalSubjectId);
+  const db = c.get("db");
+  const id = chatId.toLowerCase();
+  const ofChat = (column: "knowledge_base_id" | "tenant_id") => sql`(SELECT ${sql.raw(column)} FROM chats WHERE id = ${id})`;
+  const [chatRows, kbRows, tenantRows, transcriptRows] = await db.batch([
+    db.select().from(chats).where(eq(chats.id, id)),
+    db.select().from(knowledgeBases).where(eq(knowledgeBases.id, ofChat("knowledge_base_id"))),
+    db.select({ pool: tenants.creditsPool, used: tenants.creditsUsed }).from(tenants).where(eq(tenants.id, ofChat("tenant_id"))),
+    db.select({ maxSeq: sql<number>`COALESCE(MAX(${messages.seq}), 0)`, count: sql<number>`COUNT(*)` }).from(messages).where(eq(messages.chatId, id)),
+  ]);
+  const { row: chat } = await loadAuthorized(c, "query:rag", chatRows[0], (ch) => chatScope(ch)!, { what: "Chat" });
+  if (!ownsChat(caller, chat, externalSubjectId)) throw notFound("Chat");
+  const kb = kbRows[0];
+  if (!kb) throw notFound("Knowledge base");
+  // Reported where prepareTurn reports the credit check (after the turn's own 400s).
+  let spend: Promise<void>;
+  try {
+    assertCreditsLeft(tenantRows[0]);
+    spend = Promise.resolve();
+  } catch (e) {
+    spend = Promise.reject(e);
+    spend.catch(() => {});
+  }
+  const transcript = { maxSeq: Number(transcriptRows[0]?.maxSeq ?? 0), count: Number(transcriptRows[0]?.count ?? 0) };
+  return { chat, kb, spend, transcript };
+}

@@ -1,0 +1,71 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { uploadFile, waitForDocument } from "../documents/doc-helpers";
+import { call, createKey, expectError, expectStatus } from "../helpers";
+import { kbWithDocument, newChat, readSse, streamMessage } from "./chat-helpers";
+
+/**
+ * Issue 28 (README "Latency"): a turn reads the chat, its knowledge base, the credits and the transcript's end in
+ * one batch, announces the user message before its write lands, and API keys are cached in the isolate. None of
+ * it may cost correctness: these are the reads-after-writes the shortcuts could get wrong.
+ */
+const turn = (content: string) => ({ content, model: "local-extractive", agent_mode: "quick" });
+
+describe("latency shortcuts keep every read after a write", () => {
+  it("announced user messages are the stored ones, in order, turn after turn, and each turn sees the last", async () => {
+    const { org, kb } = await kbWithDocument();
+    const { key } = await createKey(org, { scopes: ["query:rag"] });
+    const auth = { key };
+    const { chat } = await newChat(auth, kb);
+    const announced: Array<{ id: string; created_at: string; content: string }> = [];
+    for (const q of ["How many days do customers have to request a refund?", "and gift cards?", "When is the support desk open?"]) {
+      const events = await readSse(await streamMessage(chat.id, turn(q), auth));
+      const user = events.find((e) => e.data.type === "user_message")!.data.message;
+      expect(events.at(-1)!.data.type).toBe("done");
+      announced.push({ id: user.id, created_at: user.created_at, content: user.content });
+    }
+    // A JSON turn right after the streams: its history holds them (a short follow-up is searched with the last question).
+    const json = expectStatus(await call(`/chats/${chat.id}/messages`, { ...auth, body: turn("and express?") }), 200);
+    const msgs = expectStatus(await call(`/chats/${chat.id}/messages`, auth), 200).messages;
+    expect(msgs.map((m: any) => m.role)).toEqual(["user", "assistant", "user", "assistant", "user", "assistant", "user", "assistant"]);
+    // Each announced user message is the stored one, in its place (before its answer, after the previous turn).
+    announced.forEach((a, i) => expect(msgs[2 * i]).toMatchObject(a));
+    expect(msgs[6].id).toBe(json.user_message.id);
+    expect(msgs.every((m: any) => m.metadata?.status !== "partial")).toBe(true);
+  });
+
+  it("a turn started right after a document is processed cites it; one started right after credits run out is refused", async () => {
+    const { org, kb, auth } = await kbWithDocument();
+    const { chat } = await newChat(auth, kb);
+    expectStatus(await call(`/chats/${chat.id}/messages`, { ...auth, body: turn("Where is the warehouse?") }), 200);
+    const { id } = await uploadFile(auth, kb, { filename: "parking.md", mime: "text/markdown", body: "# Parking\n\nVisitors park in the blue garage on Harbour Street, level minus two.\n" });
+    expect((await waitForDocument(auth, id)).status).toBe("processed");
+    const r = expectStatus(await call(`/chats/${chat.id}/messages`, { ...auth, body: turn("Where do visitors park?") }), 200);
+    expect(r.assistant_message.content).toMatch(/blue garage/);
+    expect(r.assistant_message.metadata.sources.some((s: any) => s.document_id === id)).toBe(true);
+    // The credits the turn's one batch of reads checks: used up, then topped up just before the next turn.
+    await env.DB.prepare("UPDATE tenants SET credits_used = credits_pool WHERE id = ?").bind(kb.tenant_id).run();
+    expectError(await call(`/chats/${chat.id}/messages`, { ...auth, body: turn("Where do visitors park?") }), 402, "insufficient_credits");
+    expectStatus(await call(`/billing/organizations/${org.id}/credits`, { ...auth, body: { amount: 10 } }), 200);
+    expectStatus(await call(`/billing/tenants/${kb.tenant_id}/credits`, { ...auth, body: { amount: 10 } }), 200);
+    expectStatus(await call(`/chats/${chat.id}/messages`, { ...auth, body: turn("Where do visitors park?") }), 200);
+  });
+
+  it("a cached API key that is revoked is refused by the very next request, streamed or not", async () => {
+    const { org, kb } = await kbWithDocument();
+    const k = await createKey(org, { scopes: ["query:rag"] });
+    const auth = { key: k.key };
+    const { chat } = await newChat(auth, kb); // the key is now cached in this isolate
+    expectStatus(await call(`/chats/${chat.id}/messages`, { ...auth, body: turn("When is the support desk open?") }), 200);
+    expect((await call(`/api-keys/${k.id}`, { cookie: org.owner.cookie, method: "DELETE" })).status).toBe(204);
+    expectError(await call(`/chats/${chat.id}/messages`, { ...auth, body: turn("When is the support desk open?") }), 401);
+    const res = await streamMessage(chat.id, turn("When is the support desk open?"), auth);
+    expect(res.status).toBe(401);
+    await res.body?.cancel();
+    expectError(await call(`/chats/${chat.id}`, auth), 401);
+    // Nothing was written by the refused turns.
+    const other = await createKey(org, { scopes: ["query:rag"] });
+    const msgs = expectStatus(await call(`/chats/${chat.id}/messages`, { key: other.key }), 200).messages;
+    expect(msgs).toHaveLength(2);
+  });
+});
