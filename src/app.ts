@@ -5,7 +5,7 @@ import { requestId } from "hono/request-id";
 import { getPath } from "hono/utils/url";
 import { authenticate } from "./auth/middleware";
 import { rateLimit } from "./auth/rate-limit";
-import { openDb } from "./db/client";
+import { requestSession } from "./db/session";
 import { cors } from "./lib/cors";
 import { ApiError } from "./lib/errors";
 import { onError, onNotFound } from "./lib/error-handler";
@@ -144,8 +144,9 @@ export function createApp() {
   app.use("*", requestId({ headerName: "X-Request-Id" }));
   app.use("*", echoRequestId);
   app.use("*", cors);
+  // c.var.db: a D1 session from the caller's X-D1-Bookmark (src/db/session.ts).
+  app.use("*", requestSession);
   app.use("*", async (c, next) => {
-    c.set("db", openDb(c.env));
     c.set("caller", null as never); // set by authenticate on /api/v1
     await next();
   });

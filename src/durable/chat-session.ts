@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
-import { openDb, type Database } from "../db/client";
+import type { Database } from "../db/client";
+import { BOOKMARK_HEADER, openSessionDb } from "../db/session";
 import type { Chat, KnowledgeBase } from "../db/schema";
 import type { Env } from "../env";
 import { config } from "../lib/config";
@@ -53,6 +54,10 @@ export interface TurnCommand {
   /** The chat and where its transcript ends, as the Worker read them in the turn's one batch (src/services/chats/turn-reads.ts). */
   chat?: Chat;
   transcript?: { maxSeq: number; count: number };
+  /** Whether the knowledge base has a data file (read in the same batch; saves the toolbox a query). */
+  tabular?: boolean;
+  /** Where the Worker's D1 session was: the turn's session starts there (src/db/session.ts); absent: the primary. */
+  bookmark?: string | null;
 }
 
 export interface TurnOutcome {
@@ -100,10 +105,11 @@ export class ChatSession extends DurableObject<Env> {
     const cmd = (await request.json()) as TurnCommand;
     // One active turn per chat: the new one replaces the old one.
     const replaced = await this.stop("replaced");
-    const db = openDb(this.env);
+    const session = openSessionDb(this.env, cmd.bookmark);
+    const db = session.db;
     const req = await this.turnRequest(db, replaced ? { ...cmd, chat: undefined, transcript: undefined } : cmd);
     if (!req) return Response.json({ error: { code: "not_found", message: "Chat not found" } }, { status: 404 });
-    const deps = { db, env: this.env };
+    const deps = { db, env: this.env, bookmark: session.bookmark };
     return cmd.stream ? this.streamed(deps, req, request.signal) : this.answered(deps, req);
   }
 
@@ -134,6 +140,7 @@ export class ChatSession extends DurableObject<Env> {
       depth: cmd.depth ?? 0,
       userMessageId: cmd.userMessageId,
       known,
+      tabular: known ? cmd.tabular : undefined,
     };
   }
 
@@ -141,7 +148,9 @@ export class ChatSession extends DurableObject<Env> {
     const controller = new AbortController();
     const finished = this.transcript.follow(runTurn(deps, req, () => {}, controller.signal));
     this.track(controller, finished);
-    return Response.json(outcome(await finished));
+    const result = outcome(await finished);
+    const bookmark = deps.bookmark?.();
+    return Response.json(result, { headers: bookmark ? { [BOOKMARK_HEADER]: bookmark } : {} });
   }
 
   /** The turn as SSE: events as they come, heartbeats, and a client disconnect aborting the turn. */

@@ -4,7 +4,7 @@ import { config } from "./config";
 
 const ALLOW_METHODS = "GET, POST, PUT, PATCH, DELETE, OPTIONS";
 /**
- * Request headers a page may send: our own, the MCP and A2A protocol headers (their browser SDKs send
+ * Request headers a page may send: our own (X-D1-Bookmark: src/db/session.ts), the MCP and A2A protocol headers (their browser SDKs send
  * them on every call), the SSE resume header, and the headers the `openai` package adds to each
  * request (so it can call /openai from a page).
  */
@@ -12,6 +12,7 @@ const ALLOW_HEADERS = [
   "Authorization",
   "Content-Type",
   "X-Request-Id",
+  "X-D1-Bookmark",
   "Last-Event-ID",
   "Mcp-Protocol-Version",
   "Mcp-Session-Id",
@@ -21,7 +22,7 @@ const ALLOW_HEADERS = [
   ...["Arch", "Helper-Method", "Lang", "OS", "Package-Version", "Retry-Count", "Runtime", "Runtime-Version", "Timeout"].map((h) => `X-Stainless-${h}`),
 ].join(", ");
 /** Response headers a page may read: the 401 challenge (MCP and A2A clients read it), the MCP session, ours. */
-const EXPOSE_HEADERS = "WWW-Authenticate, Mcp-Session-Id, X-Request-Id, Retry-After, Content-Type";
+const EXPOSE_HEADERS = "WWW-Authenticate, Mcp-Session-Id, X-Request-Id, X-D1-Bookmark, Retry-After, Content-Type";
 
 /**
  * CORS (API-DECISIONS.md, "Browsers"; wave 3 "Protocols at the edge of the

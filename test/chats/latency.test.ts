@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { uploadFile, waitForDocument } from "../documents/doc-helpers";
-import { call, createKey, expectError, expectStatus } from "../helpers";
+import { API, call, createKey, expectError, expectStatus, fetchWorker } from "../helpers";
 import { kbWithDocument, newChat, readSse, streamMessage } from "./chat-helpers";
 
 /**
@@ -67,5 +67,27 @@ describe("latency shortcuts keep every read after a write", () => {
     const other = await createKey(org, { scopes: ["query:rag"] });
     const msgs = expectStatus(await call(`/chats/${chat.id}/messages`, { key: other.key }), 200).messages;
     expect(msgs).toHaveLength(2);
+  });
+
+  it("answers carry a D1 bookmark; sent back, the next request reads its own writes; a malformed one is ignored", async () => {
+    const { org, kb } = await kbWithDocument();
+    const { key } = await createKey(org, { scopes: ["query:rag"] });
+    const { chat } = await newChat({ key }, kb);
+    const shape = /^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/;
+    const send = (headers: Record<string, string>) =>
+      fetchWorker(`${API}/chats/${chat.id}/messages`, { method: "POST", headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json", ...headers }, body: JSON.stringify(turn("When is the support desk open?")) });
+    const first = await send({ "X-D1-Bookmark": "not-a-bookmark" });
+    expect(first.status).toBe(200);
+    const bookmark = first.headers.get("X-D1-Bookmark")!;
+    expect(bookmark).toMatch(shape);
+    const answer = ((await first.json()) as any).assistant_message;
+    const read = await fetchWorker(`${API}/chats/${chat.id}/messages`, { headers: { Authorization: `Bearer ${key}`, "X-D1-Bookmark": bookmark } });
+    expect(((await read.json()) as any).messages.map((m: any) => m.id)).toContain(answer.id);
+    expect(read.headers.get("X-D1-Bookmark")).toMatch(shape);
+    const events = await readSse(await streamMessage(chat.id, turn("and on weekends?"), { key }, { "X-D1-Bookmark": bookmark }));
+    const done = events.at(-1)!.data;
+    expect(done.type).toBe("done");
+    expect(done.d1_bookmark).toMatch(shape);
+    expect(done.d1_bookmark >= bookmark).toBe(true);
   });
 });

@@ -13,6 +13,8 @@ import type { Emit, StopReason } from "./types";
 export interface TurnDeps {
   db: Database;
   env: Env;
+  /** Where the turn's D1 session is (src/db/session.ts): `done` carries it after the final write. */
+  bookmark?: () => string | null;
 }
 
 /**

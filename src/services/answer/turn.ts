@@ -68,8 +68,8 @@ export async function runTurn(deps: TurnDeps, req: TurnRequest, emit: Emit, sign
 }
 
 function turnScope(deps: TurnDeps, req: TurnRequest): TurnScope {
-  const { chat, kb, actor, subject, mode, streaming, runId, depth } = req;
-  return { db: deps.db, env: deps.env, chat, kb, actor, subject, mode, streaming, runId, depth, resources: new TurnResources() };
+  const { chat, kb, actor, subject, mode, streaming, runId, depth, tabular } = req;
+  return { db: deps.db, env: deps.env, chat, kb, actor, subject, mode, streaming, runId, depth, tabular, resources: new TurnResources() };
 }
 
 /**

@@ -13,6 +13,7 @@ import { assertSubjectParam, effectiveSubject } from "./access";
 import { appendMessage, createChat, getChat, publicChat, publicMessage, truncateTitle } from "./chats";
 import { storeChatImages } from "./images";
 import { readTurnState } from "./turn-reads";
+import { linkTurnToRequest, requestBookmark } from "../../db/session";
 import { awaitFirstAnswer, chatIdTaken, firstMessageDigest, firstMessageOf, isSameCreate, type FirstMessage } from "./replay";
 import { answeredOrThrow, runTurnJson } from "./session";
 import { canReadShared, FORK_SEED_LIMIT, shareSafeMessages, shareSafeMetadata } from "./sharing";
@@ -162,7 +163,7 @@ async function replayCreate(c: Context<AppEnv>, body: CreateChatInput, kb: Knowl
 /** Authorizes and validates a message for an existing chat (JSON send and stream alike): the turn command. */
 export async function sendCommand(c: Context<AppEnv>, chatId: string, body: SendMessageInput): Promise<TurnCommand> {
   // The chat, its knowledge base, the credits and the transcript's end in one round trip (turn-reads.ts).
-  const { chat, kb, spend, transcript } = await readTurnState(c, chatId, body.external_subject_id);
+  const { chat, kb, spend, transcript, tabular } = await readTurnState(c, chatId, body.external_subject_id);
   const cmd = await prepareTurn(c, c.get("caller"), chat, kb, {
     content: body.content,
     model: resolveModel(c, body.model),
@@ -172,7 +173,10 @@ export async function sendCommand(c: Context<AppEnv>, chatId: string, body: Send
     extras: body,
     spend,
   });
-  return { ...cmd, chat, transcript };
+  // The turn's session starts where this request's is (it sees the caller's writes); its JSON answer's end is the request's.
+  const command: TurnCommand = { ...cmd, chat, transcript, tabular, bookmark: requestBookmark(c.req.raw) };
+  linkTurnToRequest(command, c.req.raw);
+  return command;
 }
 
 /** The turn command of a message for a chat the caller was authorized for (authorizeChat). */

@@ -1,4 +1,5 @@
 import type { TurnCommand, TurnOutcome } from "../../durable/chat-session";
+import { adoptTurnBookmark, BOOKMARK_HEADER } from "../../db/session";
 import type { Env } from "../../env";
 import { ApiError } from "../../lib/errors";
 
@@ -24,6 +25,7 @@ export async function runTurnJson(env: Env, cmd: TurnCommand): Promise<TurnOutco
     body: JSON.stringify({ ...cmd, stream: false }),
   });
   if (!res.ok) throw new ApiError("not_found", "Chat not found");
+  adoptTurnBookmark(cmd, res.headers.get(BOOKMARK_HEADER));
   return res.json<TurnOutcome>();
 }
 

@@ -1,17 +1,18 @@
 import { eq, sql } from "drizzle-orm";
 import type { Context } from "hono";
 import { loadAuthorized } from "../../auth/load";
-import { chats, knowledgeBases, messages, tenants } from "../../db/schema";
+import { chats, documents, knowledgeBases, messages, tenants } from "../../db/schema";
 import { notFound } from "../../lib/errors";
 import type { AppEnv } from "../../types";
 import { assertCreditsLeft } from "../billing/metering";
+import { tabularDocumentWhere } from "../tables/service";
 import { assertSubjectParam, ownsChat } from "./access";
 import { chatScope } from "./chats";
 
 /**
  * Everything a new turn on an existing chat reads before it starts, in ONE D1 round trip (README "Latency"): the
- * chat, its knowledge base, its tenant's credits and where its transcript ends (the last `seq` and the number of
- * messages). The knowledge base and the tenant are found through the chat inside the statements, so nothing waits
+ * chat, its knowledge base, its tenant's credits, where its transcript ends (the last `seq` and the number of
+ * messages) and whether the knowledge base has a data file (the toolbox's `sql__query`). The knowledge base and the tenant are found through the chat inside the statements, so nothing waits
  * for the chat first. The transcript's end travels with the turn to the chat's Durable Object, which then neither
  * reads the chat again nor waits for the user message's write before its first event (src/durable/chat-session.ts).
  */
@@ -21,11 +22,12 @@ export async function readTurnState(c: Context<AppEnv>, chatId: string, external
   const db = c.get("db");
   const id = chatId.toLowerCase();
   const ofChat = (column: "knowledge_base_id" | "tenant_id") => sql`(SELECT ${sql.raw(column)} FROM chats WHERE id = ${id})`;
-  const [chatRows, kbRows, tenantRows, transcriptRows] = await db.batch([
+  const [chatRows, kbRows, tenantRows, transcriptRows, tabularRows] = await db.batch([
     db.select().from(chats).where(eq(chats.id, id)),
     db.select().from(knowledgeBases).where(eq(knowledgeBases.id, ofChat("knowledge_base_id"))),
     db.select({ pool: tenants.creditsPool, used: tenants.creditsUsed }).from(tenants).where(eq(tenants.id, ofChat("tenant_id"))),
     db.select({ maxSeq: sql<number>`COALESCE(MAX(${messages.seq}), 0)`, count: sql<number>`COUNT(*)` }).from(messages).where(eq(messages.chatId, id)),
+    db.select({ n: sql<number>`1` }).from(documents).where(tabularDocumentWhere(ofChat("knowledge_base_id"))).limit(1),
   ]);
   const { row: chat } = await loadAuthorized(c, "query:rag", chatRows[0], (ch) => chatScope(ch)!, { what: "Chat" });
   if (!ownsChat(caller, chat, externalSubjectId)) throw notFound("Chat");
@@ -41,5 +43,5 @@ export async function readTurnState(c: Context<AppEnv>, chatId: string, external
     spend.catch(() => {});
   }
   const transcript = { maxSeq: Number(transcriptRows[0]?.maxSeq ?? 0), count: Number(transcriptRows[0]?.count ?? 0) };
-  return { chat, kb, spend, transcript };
+  return { chat, kb, spend, transcript, tabular: tabularRows.length > 0 };
 }

@@ -1,4 +1,4 @@
-import { sql } from "drizzle-orm";
+import { sql, type SQL } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import type { Env } from "../../env";
 import { ApiError } from "../../lib/errors";
@@ -42,13 +42,16 @@ export async function reconcileTables(env: Env, db: Database, kbId: string): Pro
  * never wakes (or creates) a store.
  */
 export async function hasTabularDocuments(db: Database, kbId: string): Promise<boolean> {
-  const row = await db.get<{ n: number }>(sql`
-    SELECT 1 AS n FROM documents WHERE knowledge_base_id = ${kbId} AND status <> 'deleted' AND parent_document_id IS NULL
+  const row = await db.get<{ n: number }>(sql`SELECT 1 AS n FROM documents WHERE ${tabularDocumentWhere(kbId)} LIMIT 1`);
+  return !!row;
+}
+
+/** The condition of `hasTabularDocuments` on `documents` (also read in a turn's one batch). */
+export function tabularDocumentWhere(kbId: string | SQL): SQL {
+  return sql`knowledge_base_id = ${kbId} AND status <> 'deleted' AND parent_document_id IS NULL
       AND (lower(filename) LIKE '%.csv' OR lower(filename) LIKE '%.xlsx' OR lower(filename) LIKE '%.json'
         OR mime_type IN ('text/csv', 'application/csv', 'application/json', 'text/json',
-          'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet'))
-    LIMIT 1`);
-  return !!row;
+          'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet'))`;
 }
 
 export interface PublicTable {

@@ -137,7 +137,7 @@ export function sqlQueryTool(kb: KnowledgeBase, tables: TableInfo[]): Tool {
 export const sqlProvider: ToolProvider = {
   name: "sql",
   async tools(scope) {
-    if (!(await hasTabularDocuments(scope.db, scope.kb.id))) return [];
+    if (!(scope.tabular ?? (await hasTabularDocuments(scope.db, scope.kb.id)))) return [];
     const tables = await listKbTables(scope.env, scope.db, scope.kb.id);
     return tables.length ? [sqlQueryTool(scope.kb, tables)] : [];
   },

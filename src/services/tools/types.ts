@@ -67,6 +67,8 @@ export interface TurnScope {
   depth: number;
   /** What the turn's tools share while it runs (closed when its tools are done); absent outside a turn. */
   resources?: TurnResources;
+  /** Whether the knowledge base has a data file, when read with the turn's one batch (absent: the sql provider asks). */
+  tabular?: boolean;
 }
 
 export interface ToolCallContext {

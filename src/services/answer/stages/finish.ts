@@ -117,5 +117,12 @@ export async function closingEvents(ctx: TurnContext, assistantId: string, outco
     status: outcome.status,
     ...(outcome.stopReason ? { stop_reason: outcome.stopReason } : {}),
     ...doneExtras,
+    ...d1Bookmark(ctx),
   });
+}
+
+/** `done` says where the turn's D1 session ended (after its final write): a client sends it as X-D1-Bookmark to read it back. */
+function d1Bookmark(ctx: TurnContext): { d1_bookmark?: string } {
+  const b = ctx.deps.bookmark?.();
+  return b ? { d1_bookmark: b } : {};
 }

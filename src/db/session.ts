@@ -1,0 +1,78 @@
+import type { MiddlewareHandler } from "hono";
+import type { AppEnv } from "../types";
+import { createDb, type Database } from "./client";
+import { withSimulatedDistance } from "./distance";
+
+/**
+ * D1 read replication through the Sessions API (README "Latency"). Every request and every chat turn runs in a D1
+ * session: its reads may be served by a replica near the Worker, and each read sees every write made before it in
+ * the session. Where a session starts:
+ *   - a valid `X-D1-Bookmark` request header (the value a previous response returned): any replica that has
+ *     caught up with it, so a caller reads its own writes without a trip to the primary;
+ *   - otherwise the primary (`first-primary`): the first read sees everything written before it, as without
+ *     replication; later reads in the request may come from replicas at least that recent.
+ * Every API response carries `X-D1-Bookmark` (the session's position after the request); a chat turn's `done`
+ * event carries `d1_bookmark` (after the answer's final write).
+ */
+export const BOOKMARK_HEADER = "X-D1-Bookmark";
+
+/** D1 bookmarks look like `00000000-0000000d-00000000-00000000000000000000000000000000`; anything else starts at the primary. */
+const BOOKMARK_SHAPE = /^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/i;
+
+export function validBookmark(value: string | null | undefined): string | null {
+  return value && value.length <= 100 && BOOKMARK_SHAPE.test(value) ? value : null;
+}
+
+export interface SessionDb {
+  db: Database;
+  /** Where the session is now (null before its first query when it started at the primary). */
+  bookmark(): string | null;
+}
+
+/** A D1 session (with the benchmark's simulated distance when configured), starting at `bookmark` or the primary. */
+export function openSessionDb(env: { DB: D1Database; SIMULATED_D1_RTT_MS?: string }, bookmark?: string | null): SessionDb {
+  const session = typeof env.DB.withSession === "function" ? env.DB.withSession(validBookmark(bookmark) ?? "first-primary") : null;
+  if (!session) return { db: createDb(withSimulatedDistance(env.DB, env.SIMULATED_D1_RTT_MS)), bookmark: () => null };
+  // drizzle takes the session at runtime; the cast is for the types (STACK-WAVE3 §5).
+  const db = createDb(withSimulatedDistance(session as unknown as D1Database, env.SIMULATED_D1_RTT_MS));
+  return { db, bookmark: () => session.getBookmark() };
+}
+
+/** The request's database (c.var.db) as a session from the caller's bookmark; the response says where it ended. */
+export const requestSession: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const session = openSessionDb(c.env, c.req.header(BOOKMARK_HEADER));
+  c.set("db", session.db);
+  sessions.set(c.req.raw, session);
+  await next();
+  const bookmark = laterBookmarks.get(c.req.raw) ?? session.bookmark();
+  // A response passed through from a chat's Durable Object may carry a later bookmark (its turn's writes): kept.
+  if (!bookmark || c.res.headers.has(BOOKMARK_HEADER)) return;
+  try {
+    c.res.headers.set(BOOKMARK_HEADER, bookmark);
+  } catch {
+    c.res = new Response(c.res.body, c.res);
+    c.res.headers.set(BOOKMARK_HEADER, bookmark);
+  }
+};
+
+const sessions = new WeakMap<Request, SessionDb>();
+/** A later position than the request's own session: where a chat turn's Durable Object ended (its JSON answer). */
+const laterBookmarks = new WeakMap<Request, string>();
+const turnRequests = new WeakMap<object, Request>();
+
+/** The request a turn command was made for: the turn's bookmark (`adoptTurnBookmark`) becomes the request's. */
+export function linkTurnToRequest(cmd: object, request: Request): void {
+  turnRequests.set(cmd, request);
+}
+
+/** The bookmark a turn's Durable Object answered with (after the turn's final write). */
+export function adoptTurnBookmark(cmd: object, bookmark: string | null): void {
+  const request = turnRequests.get(cmd);
+  const b = validBookmark(bookmark);
+  if (request && b) laterBookmarks.set(request, b);
+}
+
+/** Where the request's session is now: a turn's Durable Object starts its own session there. */
+export function requestBookmark(request: Request): string | null {
+  return sessions.get(request)?.bookmark() ?? null;
+}
