@@ -146,7 +146,7 @@ export class ChatSession extends DurableObject<Env> {
 
   private async answered(deps: TurnDeps, req: TurnRequest): Promise<Response> {
     const controller = new AbortController();
-    const finished = this.transcript.follow(runTurn(deps, req, () => {}, controller.signal));
+    const finished = this.transcript.follow(runTurn(deps, req, () => {}, controller.signal), req.known);
     this.track(controller, finished);
     const result = outcome(await finished);
     const bookmark = deps.bookmark?.();
@@ -176,7 +176,7 @@ export class ChatSession extends DurableObject<Env> {
     };
     clientSignal.addEventListener("abort", onDisconnect, { once: true });
 
-    const finished = this.transcript.follow(runTurn(deps, req, emit, controller.signal))
+    const finished = this.transcript.follow(runTurn(deps, req, emit, controller.signal), req.known)
       .catch((e) => {
         console.error(`chat ${req.chat.id}: turn crashed`, e);
         emit({ type: "error", message: "The answer could not be completed", code: "internal_error", retryable: true });

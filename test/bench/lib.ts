@@ -109,6 +109,8 @@ export async function setUpKnowledgeBase(base: string, name: string) {
 export interface DevServer {
   base: string;
   stop(): Promise<void>;
+  /** The process group of the dev server (its leader's pid), for CPU accounting (bench:cpu). */
+  pid?: number;
 }
 
 /** startServer + waitForServer with cleanup of the state directory; or `existing` (a running server's URL). */
@@ -135,7 +137,7 @@ export async function startDevServer(opts: { port: number; vars?: Record<string,
     await stop();
     throw new Error(`${(e as Error).message}\n${stderr}`);
   }
-  return { base, stop };
+  return { base, stop, pid: child.pid };
 }
 
 /** Uploads a Markdown document through presign + PUT and waits until it is processed. */

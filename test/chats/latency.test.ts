@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { uploadFile, waitForDocument } from "../documents/doc-helpers";
 import { API, call, createKey, expectError, expectStatus, fetchWorker } from "../helpers";
-import { kbWithDocument, newChat, readSse, streamMessage } from "./chat-helpers";
+import { kbWithDocument, newChat, readSse, streamMessage, upstreamRequests } from "./chat-helpers";
 
 /**
  * Issue 28 (README "Latency"): a turn reads the chat, its knowledge base, the credits and the transcript's end in
@@ -89,5 +89,20 @@ describe("latency shortcuts keep every read after a write", () => {
     expect(done.type).toBe("done");
     expect(done.d1_bookmark).toMatch(shape);
     expect(done.d1_bookmark >= bookmark).toBe(true);
+  });
+
+  it("the transcript the chat's Durable Object holds is the one in the database: a deleted message leaves the next turn's history", async () => {
+    const { kb, auth } = await kbWithDocument();
+    const { chat } = await newChat(auth, kb, { model: "test-gpt" });
+    const nonce = `alpha-${crypto.randomUUID()}`;
+    const ask = (content: string) => call(`/chats/${chat.id}/messages`, { ...auth, body: { content, model: "test-gpt", agent_mode: "quick" } });
+    const first = expectStatus(await ask(`Remember the code ${nonce}, then tell me about refunds`), 200);
+    expectStatus(await ask("When is the support desk open?"), 200);
+    expect(await upstreamRequests(nonce)).toBe(2); // its own turn, then the next turn's history
+    expect((await call(`/chats/${chat.id}/messages/${first.user_message.id}`, { ...auth, method: "DELETE" })).status).toBe(204);
+    expectStatus(await ask("And the shipping costs?"), 200);
+    expect(await upstreamRequests(nonce)).toBe(2);
+    const msgs = expectStatus(await call(`/chats/${chat.id}/messages`, auth), 200).messages;
+    expect(msgs.map((m: any) => m.role)).toEqual(["assistant", "user", "assistant", "user", "assistant"]);
   });
 });

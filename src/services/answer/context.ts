@@ -42,7 +42,7 @@ export interface TurnRequest extends Omit<TurnScope, "db" | "env" | "resources">
    * turn's one batch and no turn wrote since): the user message is then announced at once and written alongside
    * the turn's first steps instead of before them (src/services/answer/turn.ts).
    */
-  known?: { nextSeq: number; emptyHistory: boolean };
+  known?: { nextSeq: number; count?: number; emptyHistory: boolean; recent?: Message[] };
 }
 
 export interface TurnResult {
@@ -53,6 +53,8 @@ export interface TurnResult {
   sources: Source[];
   stopReason?: StopReason;
   error?: { code: string; message: string; retryable: boolean };
+  /** The chat's messages since its summary, before this turn (its Durable Object keeps them for the next turn). */
+  transcript?: Message[];
 }
 
 /** The state a turn's stages share. */
@@ -73,6 +75,8 @@ export interface TurnContext {
   publishedSources: number;
   /** The user message's write: the answer's checkpoints and final write come after it. */
   userWritten: Promise<Message>;
+  /** The chat's messages since its summary, before this turn (set by the history stage). */
+  transcript?: Message[];
 }
 
 export const isLocal = (m: ModelInfo) => m.id === LOCAL_MODEL_ID;

@@ -42,9 +42,12 @@ export async function loadHistory(
     /** The message being answered (excluded from history). */
     currentSeq: number;
     summarize: (previous: string | null, messages: Message[]) => Promise<{ text: string; usage: TokenUsage; model: string }>;
+    /** The chat's messages as its Durable Object holds them (src/durable/transcript-end.ts): not read again. */
+    preloaded?: Message[];
   },
 ): Promise<History> {
-  const since = (await recentMessages(db, chat.id, 400, chat.summaryThroughSeq)).filter((m) => m.seq < opts.currentSeq);
+  const loaded = opts.preloaded ? opts.preloaded.filter((m) => m.seq > chat.summaryThroughSeq).slice(-400) : await recentMessages(db, chat.id, 400, chat.summaryThroughSeq);
+  const since = loaded.filter((m) => m.seq < opts.currentSeq);
   const tokens = since.reduce((s, m) => s + estimateTokens(m.content), 0);
   if (tokens <= historyBudget(opts.contextWindow) || since.length <= KEEP_RECENT_MESSAGES) {
     return { summary: chat.summary, recent: since };

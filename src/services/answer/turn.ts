@@ -64,6 +64,7 @@ export async function runTurn(deps: TurnDeps, req: TurnRequest, emit: Emit, sign
     sources: ctx.ledger.all,
     stopReason: outcome.stopReason,
     error: outcome.error,
+    transcript: ctx.transcript,
   };
 }
 

@@ -11,11 +11,11 @@ import { extractiveSummary, loadHistory, type History } from "../history";
 export async function historyStage(ctx: TurnContext, userMessage: Message): Promise<History> {
   const { db, env } = ctx.deps;
   const { chat, model, known } = ctx.req;
-  // A chat without any message yet (its Durable Object was told so by the turn's one batch of reads) has no history.
-  if (known?.emptyHistory) return { summary: chat.summary, recent: [] };
   const history = await loadHistory(db, chat, {
     contextWindow: model.context_window,
     currentSeq: userMessage.seq,
+    // What the chat's Durable Object holds (nothing, for a chat without messages): no read.
+    preloaded: known?.recent ?? (known?.emptyHistory ? [] : undefined),
     summarize: async (previous, fold) => {
       if (isLocal(model)) {
         const text = extractiveSummary(previous, fold);
@@ -49,5 +49,6 @@ export async function historyStage(ctx: TurnContext, userMessage: Message): Prom
     await thought(ctx, `Summarized ${history.summarized.messages} earlier messages to keep the conversation within the model's context.`);
   }
   ctx.signal.throwIfAborted();
+  ctx.transcript = history.recent;
   return history;
 }

@@ -1,0 +1,129 @@
+/**
+ * `npm run bench:cpu`: CPU milliseconds the service spends per quick-mode answer (offline model, JSON) and per
+ * streamed token (a provider model streaming from a local OpenAI-compatible server), measured from outside as the
+ * CPU time of the `wrangler dev` runtime processes (`workerd`, from /proc; Linux only) over sequential turns. The
+ * per-token figure is the difference between long and short streamed answers divided by the tokens between them,
+ * so a turn's fixed cost cancels out. Local D1 (SQLite) runs inside workerd and is counted too.
+ *
+ *   BENCH_ANSWERS=40     quick answers (and streamed answers of each length)
+ *   BENCH_PORT=8797
+ */
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { readdirSync, readFileSync } from "node:fs";
+import { Readable } from "node:stream";
+import { createOpenAIHandler } from "../servers/openai-chat.ts";
+import { api, setUpKnowledgeBase, startDevServer, uploadAndWait } from "./lib.ts";
+
+const ANSWERS = Number(process.env.BENCH_ANSWERS ?? 40);
+const PORT = Number(process.env.BENCH_PORT ?? 8797);
+const SHORT = 20;
+const LONG = 220;
+const words = (n: number) => Array.from({ length: n - 1 }, (_, i) => `word${i}`).join(" ") + " [1].";
+const TICK_MS = 10; // USER_HZ = 100 on Linux
+
+/** CPU ms of the processes in a process group: all, and only `workerd`. */
+function cpuOf(pgid: number): { all: number; workerd: number } {
+  let all = 0;
+  let workerd = 0;
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${name}/stat`, "utf8");
+    } catch {
+      continue;
+    }
+    const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" "); // f[0] = state (field 3)
+    if (Number(f[2]) !== pgid) continue;
+    const ms = (Number(f[11]) + Number(f[12])) * TICK_MS; // utime, stime (fields 14, 15)
+    all += ms;
+    if (comm.startsWith("workerd")) workerd += ms;
+  }
+  return { all, workerd };
+}
+
+async function measure<T>(pgid: number, run: () => Promise<T>) {
+  await new Promise((r) => setTimeout(r, 500)); // let background work (waitUntil) settle
+  const a = cpuOf(pgid);
+  await run();
+  await new Promise((r) => setTimeout(r, 500));
+  const b = cpuOf(pgid);
+  return { all: b.all - a.all, workerd: b.workerd - a.workerd };
+}
+
+async function main() {
+  const handlers = { short: createOpenAIHandler({ cadenceMs: 1, answer: words(SHORT) }), long: createOpenAIHandler({ cadenceMs: 1, answer: words(LONG) }) };
+  const model = http.createServer(async (req, res) => {
+    let raw = "";
+    for await (const chunk of req) raw += chunk;
+    const replay = Object.assign(Readable.from([raw]), { url: req.url, method: req.method, headers: req.headers }) as unknown as http.IncomingMessage;
+    void (raw.includes("bench-long") ? handlers.long : handlers.short)(replay, res);
+  });
+  await new Promise<void>((r) => model.listen(0, "127.0.0.1", r));
+  const modelUrl = `http://127.0.0.1:${(model.address() as AddressInfo).port}/v1`;
+  console.log(`starting wrangler dev on 127.0.0.1:${PORT} ...`);
+  const server = await startDevServer({
+    port: PORT,
+    vars: { OPENAI_BASE_URL: modelUrl, OPENAI_API_KEY: "bench", MODELS: JSON.stringify([{ id: "bench-model", context_window: 16000, pricing: { input_per_1k: 0.1, output_per_1k: 0.1 } }]) },
+  });
+  try {
+    const { cookie, kb, org, envId } = await setUpKnowledgeBase(server.base, "cpu");
+    await api(server.base, `/billing/organizations/${org.id}/credits`, { cookie, body: { amount: 100_000 } });
+    await uploadAndWait(server.base, { cookie }, kb, "handbook.md", "# Handbook\n\n## Refunds\nRefunds are paid within 5 business days of the request.\n");
+    const key = (await api(server.base, `/environments/${envId}/api-keys`, { cookie, body: { name: "bench", scopes: ["query:rag"] } })).body.key as string;
+    const newChat = async (m: string) => {
+      const id = crypto.randomUUID();
+      await api(server.base, "/chats", { key, body: { id, tenant_id: kb.tenant_id, knowledge_base_id: kb.id, model: m } });
+      return id;
+    };
+    const send = async (chatId: string, body: object, stream: boolean) => {
+      const res = await fetch(`${server.base}/api/v1/chats/${chatId}/messages${stream ? "/stream" : ""}`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json", Authorization: `Bearer ${key}` },
+        body: JSON.stringify(body),
+      });
+      const text = await res.text();
+      if (!res.ok || (stream && !text.includes('"type":"done"'))) throw new Error(`turn failed: ${res.status} ${text.slice(0, 300)}`);
+    };
+    const sequential = async (chats: string[], body: object, stream: boolean) => {
+      for (const id of chats) await send(id, body, stream);
+    };
+    const quick = { content: "How long do refunds take?", model: "local-extractive", agent_mode: "quick" };
+    const streamed = (long: boolean) => ({ content: `How are refunds paid? ${long ? "bench-long" : "bench-short"}`, model: "bench-model", agent_mode: "quick" });
+
+    // Warm-up (the isolate, the key cache, the model server).
+    await sequential([await newChat("local-extractive")], quick, false);
+    await sequential([await newChat("bench-model")], streamed(true), true);
+
+    const localChats = await Promise.all(Array.from({ length: ANSWERS }, () => newChat("local-extractive")));
+    const shortChats = await Promise.all(Array.from({ length: ANSWERS }, () => newChat("bench-model")));
+    const longChats = await Promise.all(Array.from({ length: ANSWERS }, () => newChat("bench-model")));
+    const pgid = server.pid!;
+    const local = await measure(pgid, () => sequential(localChats, quick, false));
+    const short = await measure(pgid, () => sequential(shortChats, streamed(false), true));
+    const long = await measure(pgid, () => sequential(longChats, streamed(true), true));
+    const per = (x: number, n: number) => (x / n).toFixed(2);
+    const tokens = ANSWERS * (LONG - SHORT);
+    console.log(
+      [
+        ``,
+        `bench:cpu — ${ANSWERS} sequential turns each; CPU of the local runtime (workerd; all dev-server processes in brackets)`,
+        `  quick answer, offline model (JSON):  ${per(local.workerd, ANSWERS)} ms per answer  [${per(local.all, ANSWERS)} ms]`,
+        `  streamed answer of ${SHORT} tokens:       ${per(short.workerd, ANSWERS)} ms per answer  [${per(short.all, ANSWERS)} ms]`,
+        `  streamed answer of ${LONG} tokens:      ${per(long.workerd, ANSWERS)} ms per answer  [${per(long.all, ANSWERS)} ms]`,
+        `  per streamed token:                  ${per(long.workerd - short.workerd, tokens)} ms per token   [${per(long.all - short.all, tokens)} ms]`,
+        ``,
+      ].join("\n"),
+    );
+  } finally {
+    await server.stop();
+    model.close();
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
