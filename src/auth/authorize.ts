@@ -105,6 +105,13 @@ export async function membershipOf(
   return row ?? null;
 }
 
+/** A membership read elsewhere in the same request (a turn's one batch of reads): authorize then needs no query. */
+export function primeMembership(caller: UserCaller, organizationId: string, row: { role: Role; status: Organization["status"] } | null) {
+  let cache = membershipCache.get(caller);
+  if (!cache) membershipCache.set(caller, (cache = new Map()));
+  cache.set(organizationId, row);
+}
+
 /** Forget cached memberships (after a role change within the same request). */
 export function forgetMemberships(caller: Caller) {
   membershipCache.delete(caller);

@@ -1,11 +1,13 @@
 import type { Context } from "hono";
 import { sha256Hex } from "../lib/crypto";
+import { ApiError } from "../lib/errors";
 import { resolveApiKey } from "../services/api-keys";
+import { resolveSession, type ResolvedSession } from "../services/identity/sessions";
 import type { AppEnv } from "../types";
-import type { Caller, KeyCaller } from "./caller";
+import type { Caller, KeyCaller, UserCaller } from "./caller";
 
 /**
- * API keys resolved in this isolate, so a request does not wait for its key's lookup before its own first query
+ * API keys and session cookies resolved in this isolate, so a request does not wait for its key's lookup before its own first query
  * (README "Latency"). A cached key is never trusted on its own: every request still re-reads the key (revoked,
  * expired, its creator's role, its organization's status) — but in parallel with the route's own first query
  * instead of before it — and the authorization layer (`authorize`) waits for that read before it decides
@@ -19,13 +21,44 @@ const MAX_ENTRIES = 2_000;
 const keys = new Map<string, { caller: KeyCaller; at: number }>();
 const pending = new WeakMap<object, Promise<Caller>>();
 
+const sessionUsers = new Map<string, { caller: UserCaller; at: number }>();
+
+/**
+ * The user of a session cookie, or null for an unknown or expired one: from this isolate's cache (re-read
+ * alongside; `onRefresh` runs when the re-read slid the session's expiry), or looked up now.
+ */
+export async function sessionCaller(c: Context<AppEnv>, token: string, onRefresh: () => void): Promise<UserCaller | null> {
+  if (token.length < 20 || token.length > 200) return null;
+  const hash = await sha256Hex(token);
+  const asCaller = (s: ResolvedSession): UserCaller => ({ type: "user", user: s.user, sessionId: s.sessionId });
+  const fresh = resolveSession(c.get("db"), token).then((s) => {
+    if (!s) {
+      sessionUsers.delete(hash);
+      return null;
+    }
+    const caller = asCaller(s);
+    remember(sessionUsers, hash, caller);
+    if (s.refreshedExpiresAt) onRefresh();
+    return caller;
+  });
+  const hit = sessionUsers.get(hash);
+  if (!hit || Date.now() - hit.at > TTL_MS) return fresh;
+  const check = fresh.then((caller) => {
+    if (!caller) throw new ApiError("unauthorized", "Your session has ended; sign in again");
+    return caller;
+  });
+  check.catch(() => {});
+  pending.set(c, check);
+  return { ...hit.caller }; // one object per request: per-request memberships (authorize.ts) hang off it
+}
+
 /** The caller of an API key: from this isolate's cache (re-read alongside), or looked up now. */
 export async function keyCaller(c: Context<AppEnv>, token: string): Promise<KeyCaller> {
   const hash = await sha256Hex(token);
   const fresh = resolveApiKey(c.get("db"), token).then(
     ({ caller, touch }) => {
       if (touch) c.executionCtx.waitUntil(touch.catch((e) => console.error("last_used_at update failed", e)));
-      remember(hash, caller);
+      remember(keys, hash, caller);
       return caller;
     },
     (e: unknown) => {
@@ -37,13 +70,13 @@ export async function keyCaller(c: Context<AppEnv>, token: string): Promise<KeyC
   if (!hit || Date.now() - hit.at > TTL_MS) return fresh;
   fresh.catch(() => {}); // observed by verifiedCaller / settleCaller
   pending.set(c, fresh);
-  return hit.caller;
+  return { ...hit.caller };
 }
 
-function remember(hash: string, caller: KeyCaller) {
-  keys.delete(hash);
-  if (keys.size >= MAX_ENTRIES) keys.delete(keys.keys().next().value!);
-  keys.set(hash, { caller, at: Date.now() });
+function remember<T>(cache: Map<string, { caller: T; at: number }>, hash: string, caller: T) {
+  cache.delete(hash);
+  if (cache.size >= MAX_ENTRIES) cache.delete(cache.keys().next().value!);
+  cache.set(hash, { caller, at: Date.now() });
 }
 
 /**
@@ -67,4 +100,5 @@ export async function settleCaller(c: Context<AppEnv>): Promise<void> {
 /** Forgets every cached key of this isolate (tests; a write path that wants the next lookup to be sequential). */
 export function forgetCachedCallers(): void {
   keys.clear();
+  sessionUsers.clear();
 }

@@ -4,10 +4,10 @@ import { matchedRoutes } from "hono/route";
 import { config } from "../lib/config";
 import { ApiError, forbidden, unauthorized } from "../lib/errors";
 import { looksLikeEmbedToken, resolveEmbedToken } from "../services/embed/tokens";
-import { resolveSession, SESSION_COOKIE, SESSION_TTL_MS } from "../services/identity/sessions";
+import { SESSION_COOKIE, SESSION_TTL_MS } from "../services/identity/sessions";
 import type { AppEnv } from "../types";
 import { resolveOAuthCaller } from "../services/mcp-oauth/grants";
-import { keyCaller, settleCaller } from "./caller-cache";
+import { keyCaller, sessionCaller, settleCaller } from "./caller-cache";
 import { assertEmbedRequestAllowed } from "./embed";
 import { assertOAuthRequestAllowed, verifiedOAuthToken } from "./oauth";
 import { isPublicApiPath } from "./public-paths";
@@ -27,6 +27,14 @@ export function setSessionCookie(c: Context<AppEnv>, token: string) {
     secure: new URL(c.req.url).protocol === "https:",
     maxAge: Math.floor(SESSION_TTL_MS / 1000),
   });
+}
+
+/** The sliding expiry moved while the request ran (a cached session's re-read): the cookie goes out with the response. */
+function resendSessionCookie(c: Context<AppEnv>, token: string) {
+  if (c.res.headers.get("Set-Cookie")?.includes(`${SESSION_COOKIE}=`)) return;
+  const res = new Response(c.res.body, c.res);
+  c.res = res;
+  setSessionCookie(c, token);
 }
 
 export function clearSessionCookie(c: Context<AppEnv>) {
@@ -72,14 +80,19 @@ export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
 
   const token = getCookie(c, SESSION_COOKIE);
   if (token) {
-    const session = await resolveSession(db, token);
-    if (session) {
+    // Cached in the isolate and re-read alongside the route's first query (src/auth/caller-cache.ts).
+    let refreshed = false;
+    const caller = await sessionCaller(c, token, () => (refreshed = true));
+    if (caller) {
       // Cookie-authenticated writes from a foreign page are refused (CSRF),
       // on top of SameSite=Lax and the CORS allowlist.
       if (UNSAFE.has(c.req.method)) assertTrustedOrigin(c);
-      c.set("caller", { type: "user", user: session.user, sessionId: session.sessionId });
-      if (session.refreshedExpiresAt) setSessionCookie(c, token);
-      return next();
+      c.set("caller", caller);
+      if (refreshed) setSessionCookie(c, token);
+      await next();
+      await settleCaller(c);
+      if (refreshed) resendSessionCookie(c, token);
+      return;
     }
     clearSessionCookie(c);
   }

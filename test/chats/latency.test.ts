@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { uploadFile, waitForDocument } from "../documents/doc-helpers";
-import { API, call, createKey, expectError, expectStatus, fetchWorker } from "../helpers";
+import { addMember, API, call, createKey, expectError, expectStatus, fetchWorker } from "../helpers";
 import { kbWithDocument, newChat, readSse, streamMessage, upstreamRequests } from "./chat-helpers";
 
 /**
@@ -104,5 +104,20 @@ describe("latency shortcuts keep every read after a write", () => {
     expect(await upstreamRequests(nonce)).toBe(2);
     const msgs = expectStatus(await call(`/chats/${chat.id}/messages`, auth), 200).messages;
     expect(msgs.map((m: any) => m.role)).toEqual(["assistant", "user", "assistant", "user", "assistant"]);
+  });
+
+  it("a cached session: a removed member's next turn is refused, a signed-out cookie is 401 at once", async () => {
+    const { org, kb } = await kbWithDocument();
+    const dev = await addMember(org, "developer");
+    const auth = { cookie: dev.cookie };
+    const { chat } = await newChat(auth, kb);
+    expectStatus(await call(`/chats/${chat.id}/messages`, { ...auth, body: turn("When is the support desk open?") }), 200);
+    expect((await call(`/organizations/${org.id}/members/${dev.id}`, { cookie: org.owner.cookie, method: "DELETE" })).status).toBe(204);
+    expectError(await call(`/chats/${chat.id}/messages`, { ...auth, body: turn("When is the support desk open?") }), 404);
+    const res = await streamMessage(chat.id, turn("When is the support desk open?"), auth);
+    expect(res.status).toBe(404);
+    await res.body?.cancel();
+    expect((await call("/auth/logout", { ...auth, method: "POST" })).status).toBeLessThan(300);
+    expectError(await call("/me", auth), 401);
   });
 });

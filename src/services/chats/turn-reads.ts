@@ -1,7 +1,9 @@
-import { eq, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import type { Context } from "hono";
+import { primeMembership } from "../../auth/authorize";
+import { verifiedCaller } from "../../auth/caller-cache";
 import { loadAuthorized } from "../../auth/load";
-import { chats, documents, knowledgeBases, messages, tenants } from "../../db/schema";
+import { chats, documents, knowledgeBases, messages, organizationMembers, organizations, tenants } from "../../db/schema";
 import { notFound } from "../../lib/errors";
 import type { AppEnv } from "../../types";
 import { assertCreditsLeft } from "../billing/metering";
@@ -12,23 +14,34 @@ import { chatScope } from "./chats";
 /**
  * Everything a new turn on an existing chat reads before it starts, in ONE D1 round trip (README "Latency"): the
  * chat, its knowledge base, its tenant's credits, where its transcript ends (the last `seq` and the number of
- * messages) and whether the knowledge base has a data file (the toolbox's `sql__query`). The knowledge base and the tenant are found through the chat inside the statements, so nothing waits
+ * messages), whether the knowledge base has a data file (the toolbox's `sql__query`) and, for a signed-in user,
+ * their membership in the chat's organization (what authorize would read). The knowledge base and the tenant are found through the chat inside the statements, so nothing waits
  * for the chat first. The transcript's end travels with the turn to the chat's Durable Object, which then neither
  * reads the chat again nor waits for the user message's write before its first event (src/durable/chat-session.ts).
  */
 export async function readTurnState(c: Context<AppEnv>, chatId: string, externalSubjectId: string | undefined | null) {
-  const caller = c.get("caller");
-  assertSubjectParam(caller, externalSubjectId);
+  assertSubjectParam(c.get("caller"), externalSubjectId);
   const db = c.get("db");
   const id = chatId.toLowerCase();
-  const ofChat = (column: "knowledge_base_id" | "tenant_id") => sql`(SELECT ${sql.raw(column)} FROM chats WHERE id = ${id})`;
-  const [chatRows, kbRows, tenantRows, transcriptRows, tabularRows] = await db.batch([
+  const ofChat = (column: "knowledge_base_id" | "tenant_id" | "organization_id") => sql`(SELECT ${sql.raw(column)} FROM chats WHERE id = ${id})`;
+  const initial = c.get("caller");
+  const userId = initial.type === "user" ? initial.user.id : "";
+  // The caller's re-read (a cached key or session, src/auth/caller-cache.ts) runs alongside the batch.
+  const [[chatRows, kbRows, tenantRows, transcriptRows, tabularRows, memberRows], verified] = await Promise.all([db.batch([
     db.select().from(chats).where(eq(chats.id, id)),
     db.select().from(knowledgeBases).where(eq(knowledgeBases.id, ofChat("knowledge_base_id"))),
     db.select({ pool: tenants.creditsPool, used: tenants.creditsUsed }).from(tenants).where(eq(tenants.id, ofChat("tenant_id"))),
     db.select({ maxSeq: sql<number>`COALESCE(MAX(${messages.seq}), 0)`, count: sql<number>`COUNT(*)` }).from(messages).where(eq(messages.chatId, id)),
     db.select({ n: sql<number>`1` }).from(documents).where(tabularDocumentWhere(ofChat("knowledge_base_id"))).limit(1),
-  ]);
+    // A signed-in user's membership in the chat's organization: authorize needs no query of its own.
+    db
+      .select({ role: organizationMembers.role, status: organizations.status })
+      .from(organizationMembers)
+      .innerJoin(organizations, eq(organizations.id, organizationMembers.organizationId))
+      .where(and(eq(organizationMembers.organizationId, ofChat("organization_id")), eq(organizationMembers.userId, userId))),
+  ]), verifiedCaller(c)]);
+  const caller = verified!;
+  if (caller.type === "user" && chatRows[0]) primeMembership(caller, chatRows[0].organizationId, memberRows[0] ?? null);
   const { row: chat } = await loadAuthorized(c, "query:rag", chatRows[0], (ch) => chatScope(ch)!, { what: "Chat" });
   if (!ownsChat(caller, chat, externalSubjectId)) throw notFound("Chat");
   const kb = kbRows[0];
