@@ -24,12 +24,23 @@ const report = args.includes("--report");
 // From the bottom: storage/lib (0) < contracts (1) < services (2) < pipeline | capabilities (3, siblings that
 // never import each other) < drivers (4: services that run turns) < entry (5). An arrow may point down or
 // sideways within a layer; one that points up is counted (and, for the rules below, refused).
-// The answer pipeline: the turn and what it runs through until it reaches a capability's tools.
-const PIPELINE = [/^src\/services\/answer\//, /^src\/services\/chats\/(turns|turn-events|answer-record|ui-stream|ui-chunks)\.ts$/];
-// Capabilities: the providers a turn is given (TurnDeps.capabilities), with what they need of their own.
-const CAPABILITIES = [/^src\/services\/(connectors|mcp|tables|memory|delegation|a2a|tools)\//, /^src\/services\/agents\/hook\.ts$/];
-// Drivers: services that start turns (chats, agent runs, the OpenAI-compatible API, the A2A and MCP servers).
-const DRIVERS = [/^src\/services\/(chats|agents|openai)\//, /^src\/services\/a2a\/(server|rpc)\.ts$/, /^src\/services\/mcp\/kb-server\.ts$/];
+// The answer pipeline: the turn's stages, and the writes that record a turn's answer.
+const PIPELINE = [/^src\/services\/answer\//, /^src\/services\/chats\/answer-record\.ts$/];
+// Capabilities: the providers a turn is given (TurnDeps.capabilities), with the folders that exist for them.
+// Tables and memory are also plain services (loaded by ingestion, browsed by routes): only their turn
+// providers count here.
+const CAPABILITIES = [
+  /^src\/services\/(connectors|mcp|delegation|a2a|tools)\//,
+  /^src\/services\/(tables\/tool|memory\/turn|agents\/hook)\.ts$/,
+];
+// Drivers: services that start turns (chat sends, fast-query, agent runs, the OpenAI-compatible API, the
+// A2A and MCP servers).
+const DRIVERS = [
+  /^src\/services\/chats\/(create|queries|turns|session)\.ts$/,
+  /^src\/services\/(agents|openai)\//,
+  /^src\/services\/a2a\/(server|rpc)\.ts$/,
+  /^src\/services\/mcp\/kb-server\.ts$/,
+];
 // HTTP adapters: Hono's side of things (the router, middleware, error handler, AppEnv).
 const HTTP = [/^src\/types\.ts$/, /^src\/auth\/middleware\.ts$/, /^src\/lib\/(router|error-handler|cors|swagger|console|openapi)\.ts$/];
 const is = (patterns, f) => patterns.some((p) => p.test(f));
@@ -37,8 +48,8 @@ const is = (patterns, f) => patterns.some((p) => p.test(f));
 /** A file's layer; the rank orders them from the bottom (0) up. */
 export function layerOf(f) {
   if (is(HTTP, f)) return { name: "entry", rank: 5 };
-  if (/^src\/(lib|db)\//.test(f)) return { name: "storage/lib", rank: 0 };
-  if (/^src\/contracts\//.test(f) || f === "src/env.ts") return { name: "contracts", rank: 1 };
+  if (/^src\/(lib|db)\//.test(f) || f === "src/env.ts") return { name: "storage/lib", rank: 0 };
+  if (/^src\/contracts\//.test(f)) return { name: "contracts", rank: 1 };
   if (is(PIPELINE, f)) return { name: "pipeline", rank: 3 };
   if (is(DRIVERS, f)) return { name: "drivers", rank: 4 };
   if (is(CAPABILITIES, f)) return { name: "capabilities", rank: 3 };
