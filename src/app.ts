@@ -7,6 +7,7 @@ import { authenticate } from "./auth/middleware";
 import { CAPABILITIES } from "./capabilities";
 import { rateLimit } from "./auth/rate-limit";
 import { openDb } from "./db/client";
+import { checkedConfig } from "./lib/config";
 import { cors } from "./lib/cors";
 import { ApiError } from "./lib/errors";
 import { onError, onNotFound } from "./lib/error-handler";
@@ -146,6 +147,8 @@ export function createApp() {
   app.use("*", echoRequestId);
   app.use("*", cors);
   app.use("*", async (c, next) => {
+    // Configuration is parsed once per isolate; a bad value refuses every request with a 503 naming it.
+    checkedConfig(c.env);
     c.set("db", openDb(c.env));
     c.set("capabilities", CAPABILITIES);
     c.set("caller", null as never); // set by authenticate on /api/v1

@@ -6,6 +6,7 @@ import type { Env } from "../../env";
 import { randomToken } from "../../lib/crypto";
 import type { AppEnv } from "../../types";
 import { createSession } from "../identity/sessions";
+import { config } from "../../lib/config";
 
 /**
  * The demo behind GET /embed/demo (development and test only): a local user `embed-demo@example.com`
@@ -32,7 +33,7 @@ Every device has a two-year warranty covering manufacturing defects. Accidental 
 
 /** Demo routes exist only where ENVIRONMENT is development or test; elsewhere they answer 404. */
 export function demoEnabled(env: Env): boolean {
-  const e = env.ENVIRONMENT ?? "development";
+  const e = config(env).environment;
   return e === "development" || e === "test";
 }
 
