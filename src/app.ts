@@ -30,7 +30,8 @@ import { memoryRoutes } from "./routes/memory";
 import { organizationRoutes } from "./routes/organizations";
 import { pageRoutes } from "./routes/pages";
 import { skillRoutes } from "./routes/skills";
-import { tableRoutes } from "./routes/tables";
+import { sqlRoutes } from "./routes/knowledge-bases/sql";
+import { tableRoutes } from "./routes/knowledge-bases/tables";
 import { tenantRoutes } from "./routes/tenants";
 import { mcpRoutes } from "./routes/mcp";
 import { oauthConsentRoutes } from "./routes/mcp/oauth-consent";
@@ -70,6 +71,7 @@ function createApi() {
   api.route("/", billingRoutes);
   api.route("/", knowledgeBaseRoutes);
   api.route("/", tableRoutes);
+  api.route("/", sqlRoutes);
   // Skills mounts its catalog before /skills/{id}, so that "catalog" is never taken for a skill id.
   api.route("/", skillRoutes);
   api.route("/", artifactRoutes);

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { ctxOf } from "../context";
 import { config, isProduction } from "../../lib/config";
 import { badRequest, notFound } from "../../lib/errors";
 import { createRouter, zodDetails } from "../../lib/router";
@@ -33,7 +34,7 @@ export const evalRoutes = createRouter().post("/eval/search", async (c) => {
   const parsed = EvalBody.safeParse(await c.req.json().catch(() => null));
   if (!parsed.success) throw badRequest("Invalid evaluation request", zodDetails(parsed.error, "json"));
   const body = parsed.data;
-  const kb = await knowledgeBaseFor(c, body.knowledge_base_id, "query:rag", { addressedBy: "param" });
+  const kb = await knowledgeBaseFor(ctxOf(c), body.knowledge_base_id, "query:rag", { addressedBy: "param" });
   const started = Date.now();
   const timings: Record<string, number> = {};
   const passages = await searchKnowledgeBase(c.env, c.get("db"), {
