@@ -8,6 +8,7 @@ import { ScopeBar, useKnowledgeBases } from "../knowledge-bases";
 import { bodyOf, ConfigFields, EMPTY_DRAFT } from "./config-form";
 import { useAgents } from "./hooks";
 import "./agents.css";
+import { TableWrap } from "./table-wrap";
 
 function CreateAgent({ orgId, tenantId }: { orgId: string; tenantId: string }) {
   const qc = useQueryClient();
@@ -61,7 +62,7 @@ export function Agents({ orgId }: { orgId: string }) {
         </Empty>
       )}
       {!!list.length && (
-        <div className="table-wrap">
+        <TableWrap label="Agents">
           <table className="table">
             <thead>
               <tr><th scope="col">Agent</th><th scope="col">Version</th><th scope="col">Mode</th><th scope="col">Schedule</th><th scope="col">Updated</th></tr>
@@ -87,7 +88,7 @@ export function Agents({ orgId }: { orgId: string }) {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       )}
     </>
   );

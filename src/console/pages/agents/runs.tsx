@@ -5,6 +5,7 @@ import { Badge, Button, Empty, ErrorNote, Loading, Pager, TextArea, formatDate }
 import { TurnView } from "../playground/answer";
 import { applyEvent, readEvents, type Turn } from "../playground/stream";
 import { inFlight, RUN_TONE, type Agent, type AgentRun } from "./hooks";
+import { TableWrap } from "./table-wrap";
 
 const RUNS_PAGE = 20;
 
@@ -123,7 +124,7 @@ export function Runs({ agent }: { agent: Agent }) {
       {runs.isLoading && <Loading />}
       {runs.data && !list.length && <Empty title="No runs yet."><p>Run the agent now, or give it a schedule.</p></Empty>}
       {!!list.length && (
-        <div className="table-wrap">
+        <TableWrap label="Runs">
           <table className="table">
             <thead>
               <tr><th scope="col">Status</th><th scope="col">Trigger</th><th scope="col">Version</th><th scope="col">Started</th><th scope="col">Took</th><th scope="col">Usage</th><th scope="col">Output</th><th scope="col"><span className="sr-only">Actions</span></th></tr>
@@ -132,7 +133,7 @@ export function Runs({ agent }: { agent: Agent }) {
               {list.map((r) => <RunRow key={r.id} run={r} onStop={() => stop.mutate(r.id)} stopping={stop.isPending && stop.variables === r.id} />)}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       )}
       {runs.data && <Pager total={runs.data.total} limit={RUNS_PAGE} offset={offset} onChange={setOffset} what="runs" />}
     </section>

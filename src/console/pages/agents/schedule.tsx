@@ -4,6 +4,7 @@ import { useEffect, useMemo, useState } from "react";
 import { api, unwrap } from "../../api/client";
 import { Badge, Button, confirmed, Empty, ErrorNote, Field, Notice, Select, TextArea, formatDate } from "../../ui/ui";
 import { RUN_TONE, type Agent } from "./hooks";
+import { TableWrap } from "./table-wrap";
 
 const BROWSER_ZONE = Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
 const ZONES: string[] = (() => {
@@ -30,7 +31,8 @@ export function nextOccurrences(cron: string, timezone: string, n: number, after
   }
 }
 
-const inZone = (d: Date, timeZone: string) => d.toLocaleString(undefined, { timeZone, weekday: "short", dateStyle: "medium", timeStyle: "short" } as Intl.DateTimeFormatOptions);
+const inZone = (d: Date, timeZone: string) =>
+  d.toLocaleString(undefined, { timeZone, weekday: "short", year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", timeZoneName: "short" });
 
 function delay(scheduled: string | null, started: string | null): string {
   if (!scheduled || !started) return "—";
@@ -52,7 +54,7 @@ function RecentOccurrences({ agent }: { agent: Agent }) {
       <ErrorNote error={runs.error} />
       {runs.data && !list.length && <p className="muted">No scheduled run yet.</p>}
       {!!list.length && (
-        <div className="table-wrap">
+        <TableWrap label="Scheduled runs">
           <table className="table">
             <thead>
               <tr><th scope="col">Due</th><th scope="col">Started</th><th scope="col">Start delay</th><th scope="col">Outcome</th></tr>
@@ -68,7 +70,7 @@ function RecentOccurrences({ agent }: { agent: Agent }) {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       )}
     </section>
   );

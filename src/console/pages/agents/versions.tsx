@@ -4,6 +4,7 @@ import { api, unwrap } from "../../api/client";
 import { ErrorNote, Loading, Select, formatDate } from "../../ui/ui";
 import type { Agent, AgentVersion } from "./hooks";
 import { configText, diffLines } from "./line-diff";
+import { TableWrap } from "./table-wrap";
 
 function Diff({ from, to }: { from: AgentVersion; to: AgentVersion }) {
   const lines = useMemo(() => diffLines(configText(from.config), configText(to.config)), [from, to]);
@@ -13,7 +14,7 @@ function Diff({ from, to }: { from: AgentVersion; to: AgentVersion }) {
       <p className="muted" role="status">
         {changed ? `${changed} changed lines between version ${from.agentVersion} and version ${to.agentVersion}.` : `Versions ${from.agentVersion} and ${to.agentVersion} have the same configuration.`}
       </p>
-      <pre className="diff" data-testid="version-diff" aria-label={`Differences from version ${from.agentVersion} to version ${to.agentVersion}`} tabIndex={0}>
+      <pre className="diff" data-testid="version-diff" aria-label={`Changes between version ${from.agentVersion} and version ${to.agentVersion}`} tabIndex={0}>
         {lines.map((l, i) => (
           <div key={i} className={`diff-${l.kind}`}>
             <span aria-hidden="true">{l.kind === "added" ? "+ " : l.kind === "removed" ? "- " : "  "}</span>
@@ -43,7 +44,7 @@ export function Versions({ agent }: { agent: Agent }) {
       <h2 id="versions-h">Versions</h2>
       <ErrorNote error={versions.error} />
       {versions.isLoading && <Loading />}
-      <div className="table-wrap">
+      <TableWrap label="Versions">
         <table className="table">
           <thead>
             <tr><th scope="col">Version</th><th scope="col">Published</th><th scope="col">Model</th><th scope="col">Mode</th><th scope="col">Schedule</th></tr>
@@ -60,7 +61,7 @@ export function Versions({ agent }: { agent: Agent }) {
             ))}
           </tbody>
         </table>
-      </div>
+      </TableWrap>
       {fromV && toV && (
         <>
           <h3>Compare</h3>

@@ -2,6 +2,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { api, unwrap } from "../../api/client";
 import { Button, confirmed, CopyButton, Empty, ErrorNote, Loading, Pager, formatDate } from "../../ui/ui";
+import { TableWrap } from "../agents/table-wrap";
 
 const GRANTS_PAGE = 50;
 
@@ -77,7 +78,7 @@ function Grants({ orgId }: { orgId: string }) {
       {grants.isLoading && <Loading />}
       {grants.data && !list.length && <Empty title="No client connected by OAuth yet."><p>Clients appear here once someone allows them on the consent page.</p></Empty>}
       {!!list.length && (
-        <div className="table-wrap">
+        <TableWrap label="Connected MCP clients">
           <table className="table">
             <thead>
               <tr><th scope="col">Client</th><th scope="col">Tokens go to</th><th scope="col">Knowledge bases</th><th scope="col">Allowed</th><th scope="col">Lapses</th><th scope="col"><span className="sr-only">Actions</span></th></tr>
@@ -95,7 +96,7 @@ function Grants({ orgId }: { orgId: string }) {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       )}
       {grants.data && <Pager total={grants.data.total} limit={GRANTS_PAGE} offset={offset} onChange={setOffset} what="clients" />}
     </section>
