@@ -63,17 +63,17 @@ export function Agents({ orgId }: { orgId: string }) {
       )}
       {!!list.length && (
         <TableWrap label="Agents">
-          <table className="table">
+          <table className="table stack">
             <thead>
               <tr><th scope="col">Agent</th><th scope="col">Version</th><th scope="col">Mode</th><th scope="col">Schedule</th><th scope="col">Updated</th></tr>
             </thead>
             <tbody>
               {list.map((a) => (
                 <tr key={a.id}>
-                  <td><Link to={`/o/${orgId}/agents/${a.id}`}>{a.name}</Link>{a.description && <div className="muted small">{a.description}</div>}</td>
-                  <td>v{a.agentVersion}</td>
-                  <td>{a.agent_mode}</td>
-                  <td>
+                  <td data-label="Agent"><Link to={`/o/${orgId}/agents/${a.id}`}>{a.name}</Link>{a.description && <div className="muted small">{a.description}</div>}</td>
+                  <td data-label="Version">v{a.agentVersion}</td>
+                  <td data-label="Mode">{a.agent_mode}</td>
+                  <td data-label="Schedule">
                     {a.schedule ? (
                       <>
                         <code>{a.schedule.cron}</code> {a.schedule.timezone} {a.schedule.enabled ? <Badge tone="good">on</Badge> : <Badge>off</Badge>}
@@ -83,7 +83,7 @@ export function Agents({ orgId }: { orgId: string }) {
                       <span className="muted">none</span>
                     )}
                   </td>
-                  <td>{formatDate(a.updated_at)}</td>
+                  <td data-label="Updated">{formatDate(a.updated_at)}</td>
                 </tr>
               ))}
             </tbody>

@@ -86,13 +86,13 @@ function duration(r: AgentRun): string {
 function RunRow({ run, onStop, stopping }: { run: AgentRun; onStop: () => void; stopping: boolean }) {
   return (
     <tr data-run={run.id} data-status={run.status}>
-      <td><Badge tone={RUN_TONE[run.status]}>{run.status}</Badge></td>
-      <td>{run.trigger}{run.scheduled_for && <div className="muted small">for {formatDate(run.scheduled_for)}</div>}</td>
-      <td>v{run.agentVersion}</td>
-      <td>{formatDate(run.started_at ?? run.created_at)}</td>
-      <td>{duration(run)}</td>
-      <td>{run.usage ? `${run.usage.total_tokens} tokens · ${run.usage.credits} credits` : "—"}</td>
-      <td className="wrap run-output">
+      <td data-label="Status"><Badge tone={RUN_TONE[run.status]}>{run.status}</Badge></td>
+      <td data-label="Trigger">{run.trigger}{run.scheduled_for && <div className="muted small">for {formatDate(run.scheduled_for)}</div>}</td>
+      <td data-label="Version">v{run.agentVersion}</td>
+      <td data-label="Started">{formatDate(run.started_at ?? run.created_at)}</td>
+      <td data-label="Took">{duration(run)}</td>
+      <td data-label="Usage">{run.usage ? `${run.usage.total_tokens} tokens · ${run.usage.credits} credits` : "—"}</td>
+      <td data-label="Output" className="wrap run-output">
         {run.error && <p className="bad">{run.error.message}</p>}
         {run.output ? (
           <details>
@@ -101,7 +101,7 @@ function RunRow({ run, onStop, stopping }: { run: AgentRun; onStop: () => void; 
           </details>
         ) : !run.error && <span className="muted">{inFlight(run) ? "working…" : "no output"}</span>}
       </td>
-      <td>{inFlight(run) && <Button variant="ghost" onClick={onStop} busy={stopping}>Stop</Button>}</td>
+      <td data-label="">{inFlight(run) && <Button variant="ghost" onClick={onStop} busy={stopping}>Stop</Button>}</td>
     </tr>
   );
 }
@@ -125,7 +125,7 @@ export function Runs({ agent }: { agent: Agent }) {
       {runs.data && !list.length && <Empty title="No runs yet."><p>Run the agent now, or give it a schedule.</p></Empty>}
       {!!list.length && (
         <TableWrap label="Runs">
-          <table className="table">
+          <table className="table stack">
             <thead>
               <tr><th scope="col">Status</th><th scope="col">Trigger</th><th scope="col">Version</th><th scope="col">Started</th><th scope="col">Took</th><th scope="col">Usage</th><th scope="col">Output</th><th scope="col"><span className="sr-only">Actions</span></th></tr>
             </thead>

@@ -55,17 +55,17 @@ function RecentOccurrences({ agent }: { agent: Agent }) {
       {runs.data && !list.length && <p className="muted">No scheduled run yet.</p>}
       {!!list.length && (
         <TableWrap label="Scheduled runs">
-          <table className="table">
+          <table className="table stack">
             <thead>
               <tr><th scope="col">Due</th><th scope="col">Started</th><th scope="col">Start delay</th><th scope="col">Outcome</th></tr>
             </thead>
             <tbody>
               {list.map((r) => (
                 <tr key={r.id}>
-                  <td>{formatDate(r.scheduled_for)}</td>
-                  <td>{formatDate(r.started_at)}</td>
-                  <td>{delay(r.scheduled_for, r.started_at)}</td>
-                  <td><Badge tone={RUN_TONE[r.status]}>{r.status}</Badge>{r.error && <span className="bad small"> {r.error.message}</span>}</td>
+                  <td data-label="Due">{formatDate(r.scheduled_for)}</td>
+                  <td data-label="Started">{formatDate(r.started_at)}</td>
+                  <td data-label="Start delay">{delay(r.scheduled_for, r.started_at)}</td>
+                  <td data-label="Outcome"><Badge tone={RUN_TONE[r.status]}>{r.status}</Badge>{r.error && <span className="bad small"> {r.error.message}</span>}</td>
                 </tr>
               ))}
             </tbody>
