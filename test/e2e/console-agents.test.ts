@@ -23,7 +23,7 @@ if (!chromiumPath) console.warn("console agents browser test skipped: no Chromiu
 const REFUNDS = "# Refunds\n\nCustomers can request a refund within 30 days of purchase. Refunds are paid to the original payment method within 5 business days.\n";
 
 /** One of test/servers' protocol servers, on its own port. */
-async function protocolServer(name: "mcp" | "a2a"): Promise<{ url: string; server: http.Server }> {
+async function protocolServer(name: "mcp" | "a2a" | "connectors"): Promise<{ url: string; server: http.Server }> {
   const handler = await handlers[name]();
   const self = { url: "" };
   const server = http.createServer((req, res) => {
@@ -41,6 +41,7 @@ describe.skipIf(!chromiumPath)("the console: agents and tools", () => {
   let server: DevServer;
   let mcp: { url: string; server: http.Server };
   let a2a: { url: string; server: http.Server };
+  let apps: { url: string; server: http.Server };
   let browser: Browser;
   let context: BrowserContext;
   let page: Page;
@@ -49,10 +50,17 @@ describe.skipIf(!chromiumPath)("the console: agents and tools", () => {
   const pages: Record<string, string> = {};
 
   beforeAll(async () => {
-    [mcp, a2a] = await Promise.all([protocolServer("mcp"), protocolServer("a2a")]);
+    [mcp, a2a, apps] = await Promise.all([protocolServer("mcp"), protocolServer("a2a"), protocolServer("connectors")]);
+    // GitHub is connectable, against the local stand-in of its OAuth dialect and API (test/servers/connectors.ts).
+    const github = { authorize_url: `${apps.url}/github/oauth/authorize`, token_url: `${apps.url}/github/oauth/token`, api_base_url: `${apps.url}/github/api` };
     server = await startDevServer({
       port: await freePort(),
-      vars: { LOCAL_MODEL_TOKEN_DELAY_MS: "15", ALLOW_PRIVATE_URLS: [mcp.url, a2a.url].map((u) => new URL(u).host).join(",") },
+      vars: {
+        LOCAL_MODEL_TOKEN_DELAY_MS: "15",
+        ALLOW_PRIVATE_URLS: [mcp.url, a2a.url, apps.url].map((u) => new URL(u).host).join(","),
+        CONNECTORS: JSON.stringify({ github: { client_id: "github-client", client_secret: "github-secret" } }),
+        CONNECTOR_ENDPOINTS: JSON.stringify({ github }),
+      },
     });
     // The account, organization and knowledge base come from the API (the first console test walks sign-up).
     const setup = await setUpKnowledgeBase(server.base, "agents");
@@ -76,6 +84,7 @@ describe.skipIf(!chromiumPath)("the console: agents and tools", () => {
     await server?.stop();
     mcp?.server.close();
     a2a?.server.close();
+    apps?.server.close();
     console.log(`console screenshots in ${SHOTS}`);
   });
 
@@ -197,7 +206,7 @@ describe.skipIf(!chromiumPath)("the console: agents and tools", () => {
     await check("mcp-servers");
   });
 
-  it("registers an external A2A agent with headers and shows its card; delegates to it from the playground", async () => {
+  it("registers an external A2A agent with headers and shows its card", async () => {
     await page.goto(`${server.base}/console/o/${org}/a2a-agents`);
     await page.getByText("No external agents registered for this knowledge base.").waitFor();
     await page.getByLabel("Agent name").fill("Warranty desk");
@@ -212,11 +221,23 @@ describe.skipIf(!chromiumPath)("the console: agents and tools", () => {
     await card.getByText("ready").waitFor();
     await card.getByText("Authorization", { exact: true }).waitFor();
     await check("a2a-agents");
-    await page.goto(`${server.base}/console/o/${org}/connectors`);
-    await page.getByRole("heading", { level: 1, name: "Connected apps" }).waitFor();
-    await page.waitForLoadState("networkidle");
-    await check("connectors");
+  });
 
+  it("connects an app through the provider's OAuth flow, shows the account, and disconnects it", async () => {
+    await page.goto(`${server.base}/console/o/${org}/connectors`);
+    // Connect: the provider's OAuth flow in this tab, back to the page with the outcome and the account.
+    const gh = page.locator("[data-connector=github]");
+    await gh.getByRole("button", { name: "Connect" }).click();
+    await page.waitForURL(/\/connectors\?.*status=connected/);
+    await page.getByText("GitHub is connected.").waitFor();
+    await gh.getByText("Connected as alice-gh").waitFor();
+    await check("connectors");
+    await gh.getByRole("button", { name: "Disconnect" }).click();
+    await gh.getByRole("button", { name: "Connect" }).waitFor();
+    expect(await page.getByText("GitHub is connected.").count()).toBe(0);
+  });
+
+  it("delegates to the external agent from the playground, with an MCP server enabled on the chat", async () => {
     await page.goto(`${server.base}/console/o/${org}/kb/${kbId}/playground`);
     await page.getByText("Tools: MCP servers and external agents").click();
     await page.getByRole("checkbox", { name: /Test tools/ }).check();

@@ -15,11 +15,11 @@ const REASONS: Record<string, string> = {
 };
 
 /** What the provider's return to this page said (status=connected|error&slug=&error=). */
-function Outcome() {
+function Outcome({ names }: { names: Record<string, string> }) {
   const { path, search } = useLocation();
   const status = search.get("status");
   if (!status) return null;
-  const slug = search.get("slug") ?? "the app";
+  const slug = names[search.get("slug") ?? ""] ?? search.get("slug") ?? "The app";
   const clear = () => navigate(path, { replace: true });
   return status === "connected" ? (
     <div className="row"><Notice>{slug} is connected.</Notice><Button variant="ghost" onClick={clear}>Dismiss</Button></div>
@@ -47,7 +47,11 @@ function ConnectorCard({ orgId, c, status }: { orgId: string; c: Schemas["Connec
   });
   const disconnect = useMutation({
     mutationFn: () => unwrap(api.DELETE("/api/v1/connectors/{slug}", { params: { path: { slug: c.slug } } })),
-    onSuccess: refresh,
+    onSuccess: () => {
+      refresh();
+      // The outcome of an earlier connect no longer holds.
+      navigate(`/o/${orgId}/connectors`, { replace: true });
+    },
   });
   const connected = status?.status === "connected";
   return (
@@ -96,7 +100,7 @@ export function Connectors({ orgId }: { orgId: string }) {
     <>
       <PageHeader title="Connected apps" />
       <p className="muted">Apps you connect are yours: chats and agents in deep mode can use their tools as you.</p>
-      <Outcome />
+      <Outcome names={Object.fromEntries(list.map((c) => [c.slug, c.name]))} />
       <ErrorNote error={catalog.error ?? statuses.error} />
       {catalog.isLoading && <Loading />}
       {catalog.data && !list.length && <Empty title="No apps in the catalog." />}
