@@ -116,6 +116,7 @@ describe.skipIf(!chromiumPath)("the console: agents and tools", () => {
     await page.getByLabel("Instructions (optional)").fill("Answer in French.\nCite the policy.");
     await page.getByRole("button", { name: "Deploy version 2" }).click();
     await page.getByText("Deployed version 2.").waitFor();
+    expect(await page.getByTestId("agent-card-url").textContent()).toMatch(/\/api\/v1\/agents\/[^/]+\/a2a\/\.well-known\/agent-card\.json$/);
     await tab("Versions");
     const diff = page.getByTestId("version-diff");
     await diff.waitFor();
@@ -220,6 +221,13 @@ describe.skipIf(!chromiumPath)("the console: agents and tools", () => {
     const card = page.locator("[data-a2a='Warranty desk']");
     await card.getByText("ready").waitFor();
     await card.getByText("Authorization", { exact: true }).waitFor();
+    // Edit: only what changed is sent; the header stays.
+    await card.getByRole("button", { name: "Edit" }).click();
+    const edit = page.getByRole("dialog", { name: "Edit Warranty desk" });
+    await edit.getByLabel("Description (optional)").fill("Knows the Zorblax warranty terms.");
+    await edit.getByRole("button", { name: "Save changes" }).click();
+    await card.getByText("Knows the Zorblax warranty terms.").waitFor();
+    await card.getByText("Authorization", { exact: true }).waitFor();
     await check("a2a-agents");
   });
 
@@ -227,13 +235,13 @@ describe.skipIf(!chromiumPath)("the console: agents and tools", () => {
     await page.goto(`${server.base}/console/o/${org}/connectors`);
     // Connect: the provider's OAuth flow in this tab, back to the page with the outcome and the account.
     const gh = page.locator("[data-connector=github]");
-    await gh.getByRole("button", { name: "Connect" }).click();
+    await gh.getByRole("button", { name: "Connect", exact: true }).click();
     await page.waitForURL(/\/connectors\?.*status=connected/);
     await page.getByText("GitHub is connected.").waitFor();
     await gh.getByText("Connected as alice-gh").waitFor();
     await check("connectors");
     await gh.getByRole("button", { name: "Disconnect" }).click();
-    await gh.getByRole("button", { name: "Connect" }).waitFor();
+    await gh.getByRole("button", { name: "Connect", exact: true }).waitFor();
     expect(await page.getByText("GitHub is connected.").count()).toBe(0);
   });
 

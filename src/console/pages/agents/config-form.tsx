@@ -17,6 +17,7 @@ export interface ConfigDraft {
   connector_slugs: string[];
   a2a_agent_ids: string[];
   delegate_agent_ids: string[];
+  skills: { skill_id: string; mode: "always" | "auto" }[];
 }
 
 export const EMPTY_DRAFT: ConfigDraft = {
@@ -31,6 +32,7 @@ export const EMPTY_DRAFT: ConfigDraft = {
   connector_slugs: [],
   a2a_agent_ids: [],
   delegate_agent_ids: [],
+  skills: [],
 };
 
 export function draftOf(a: Agent): ConfigDraft {
@@ -46,6 +48,7 @@ export function draftOf(a: Agent): ConfigDraft {
     connector_slugs: a.connector_slugs,
     a2a_agent_ids: a.a2a_agent_ids,
     delegate_agent_ids: a.delegate_agent_ids,
+    skills: a.skills,
   };
 }
 
@@ -64,6 +67,34 @@ function Checklist({ legend, items, picked, onChange, empty }: { legend: string;
           <input type="checkbox" checked={picked.includes(i.id)} onChange={() => onChange(picked.includes(i.id) ? picked.filter((x) => x !== i.id) : [...picked, i.id])} />
           {i.label} {i.hint && <span className="muted small">{i.hint}</span>}
         </label>
+      ))}
+    </fieldset>
+  );
+}
+
+type SkillMode = "" | "always" | "auto";
+
+/** The tenant's active skills, each not used, always loaded, or loaded when the agent finds it applies. */
+function SkillPicker({ tenantId, picked, onChange }: { tenantId?: string; picked: ConfigDraft["skills"]; onChange: (s: ConfigDraft["skills"]) => void }) {
+  const skills = useQuery({
+    queryKey: ["skills", tenantId],
+    enabled: !!tenantId,
+    queryFn: () => unwrap(api.GET("/api/v1/skills", { params: { query: { tenant_id: tenantId!, limit: 100 } } })),
+  });
+  const active = (skills.data?.skills ?? []).filter((s) => s.status === "active");
+  const set = (id: string, mode: SkillMode) => onChange([...picked.filter((p) => p.skill_id !== id), ...(mode ? [{ skill_id: id, mode }] : [])]);
+  return (
+    <fieldset className="scopes">
+      <legend>Skills</legend>
+      {!active.length && <p className="muted small">No skills in this tenant.</p>}
+      {active.map((s) => (
+        <Select
+          key={s.id}
+          label={s.name}
+          value={picked.find((p) => p.skill_id === s.id)?.mode ?? ""}
+          onChange={(e) => set(s.id, e.target.value as SkillMode)}
+          options={[{ value: "", label: "Not used" }, { value: "always", label: "Always" }, { value: "auto", label: "When it applies" }]}
+        />
       ))}
     </fieldset>
   );
@@ -93,6 +124,7 @@ export function ConfigFields({ orgId, tenantId, kbId, selfId, draft, set }: { or
           <input id={webId} type="checkbox" checked={draft.websearch_enable} onChange={(e) => f("websearch_enable")(e.target.checked)} /> Web search
         </label>
       </div>
+      <SkillPicker tenantId={tenantId} picked={draft.skills} onChange={f("skills")} />
       <Checklist legend="MCP servers" items={(mcp.data?.servers ?? []).map((s) => ({ id: s.id, label: s.name, hint: `${s.tool_count} tools` }))} picked={draft.mcp_server_ids} onChange={f("mcp_server_ids")} empty="No MCP servers registered in this organization." />
       <Checklist legend="Connected apps (deep mode)" items={(catalog.data?.connectors ?? []).filter((c) => c.available).map((c) => ({ id: c.slug, label: c.name }))} picked={draft.connector_slugs} onChange={f("connector_slugs")} empty="No app can be connected yet." />
       <Checklist legend="External A2A agents to delegate to" items={(a2a.data?.a2a_agents ?? []).map((a) => ({ id: a.id, label: a.name }))} picked={draft.a2a_agent_ids} onChange={f("a2a_agent_ids")} empty={kbId ? "No external agents registered for this knowledge base." : "Pick a knowledge base first."} />

@@ -2,7 +2,7 @@ import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
 import { api, unwrap } from "../../api/client";
 import { Link, useLocation } from "../../router";
-import { Badge, Button, confirmed, ErrorNote, Loading, Notice, PageHeader } from "../../ui/ui";
+import { Badge, Button, confirmed, CopyButton, ErrorNote, Loading, Notice, PageHeader } from "../../ui/ui";
 import { bodyOf, ConfigFields, draftOf, type ConfigDraft } from "./config-form";
 import { useAgent, type Agent } from "./hooks";
 import { RunNow, Runs } from "./runs";
@@ -42,6 +42,20 @@ function Deploy({ orgId, agent }: { orgId: string; agent: Agent }) {
         Deploy version {agent.agentVersion + 1}
       </Button>
     </form>
+  );
+}
+
+/** Where other A2A agents find this one (its card is public; calls take an API key with query:rag). */
+function A2aCard({ agent }: { agent: Agent }) {
+  const url = `${window.location.origin}/api/v1/agents/${agent.id}/a2a/.well-known/agent-card.json`;
+  return (
+    <section className="card" aria-labelledby="a2a-h">
+      <h2 id="a2a-h">Call it over A2A</h2>
+      <p>Other agents that speak A2A find this one by its card; each task they send is a run, listed under Run.</p>
+      <p className="row">
+        <code data-testid="agent-card-url">{url}</code> <CopyButton text={url} label="Copy the card URL" />
+      </p>
+    </section>
   );
 }
 
@@ -88,10 +102,15 @@ export function AgentDetail({ orgId, agentId }: { orgId: string; agentId: string
       {a && tab === "runs" && (
         <>
           <RunNow agent={a} />
-          <Runs agent={a} />
+          <Runs orgId={orgId} agent={a} />
         </>
       )}
-      {a && tab === "configuration" && <Deploy orgId={orgId} agent={a} />}
+      {a && tab === "configuration" && (
+        <>
+          <Deploy orgId={orgId} agent={a} />
+          <A2aCard agent={a} />
+        </>
+      )}
       {a && tab === "versions" && <Versions agent={a} />}
       {a && tab === "schedule" && <ScheduleEditor agent={a} />}
     </>

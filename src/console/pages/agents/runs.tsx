@@ -1,6 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useRef, useState } from "react";
 import { api, unwrap } from "../../api/client";
+import { Link } from "../../router";
 import { Badge, Button, Empty, ErrorNote, Loading, Pager, TextArea, formatDate } from "../../ui/ui";
 import { TurnView } from "../playground/answer";
 import { applyEvent, readEvents, type Turn } from "../playground/stream";
@@ -83,7 +84,7 @@ function duration(r: AgentRun): string {
   return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`;
 }
 
-function RunRow({ run, onStop, stopping }: { run: AgentRun; onStop: () => void; stopping: boolean }) {
+function RunRow({ run, chatHref, onStop, stopping }: { run: AgentRun; chatHref: string | null; onStop: () => void; stopping: boolean }) {
   return (
     <tr data-run={run.id} data-status={run.status}>
       <td data-label="Status"><Badge tone={RUN_TONE[run.status]}>{run.status}</Badge></td>
@@ -100,6 +101,7 @@ function RunRow({ run, onStop, stopping }: { run: AgentRun; onStop: () => void; 
             <p className="pre-wrap">{run.output}</p>
           </details>
         ) : !run.error && <span className="muted">{inFlight(run) ? "working…" : "no output"}</span>}
+        {chatHref && <Link to={chatHref} className="small">Open its chat</Link>}
       </td>
       <td data-label="">{inFlight(run) && <Button variant="ghost" onClick={onStop} busy={stopping}>Stop</Button>}</td>
     </tr>
@@ -107,7 +109,7 @@ function RunRow({ run, onStop, stopping }: { run: AgentRun; onStop: () => void; 
 }
 
 /** The agent's runs, newest first: status, output and usage, refreshed while any is in flight. */
-export function Runs({ agent }: { agent: Agent }) {
+export function Runs({ orgId, agent }: { orgId: string; agent: Agent }) {
   const [offset, setOffset] = useState(0);
   const stop = useStopRun(agent.id);
   const runs = useQuery({
@@ -130,7 +132,7 @@ export function Runs({ agent }: { agent: Agent }) {
               <tr><th scope="col">Status</th><th scope="col">Trigger</th><th scope="col">Version</th><th scope="col">Started</th><th scope="col">Took</th><th scope="col">Usage</th><th scope="col">Output</th><th scope="col"><span className="sr-only">Actions</span></th></tr>
             </thead>
             <tbody>
-              {list.map((r) => <RunRow key={r.id} run={r} onStop={() => stop.mutate(r.id)} stopping={stop.isPending && stop.variables === r.id} />)}
+              {list.map((r) => <RunRow key={r.id} run={r} chatHref={r.chat_id ? `/o/${orgId}/kb/${agent.knowledge_base_id}/playground?chat=${r.chat_id}` : null} onStop={() => stop.mutate(r.id)} stopping={stop.isPending && stop.variables === r.id} />)}
             </tbody>
           </table>
         </TableWrap>
