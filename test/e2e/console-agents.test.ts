@@ -56,7 +56,7 @@ describe.skipIf(!chromiumPath)("the console: agents and tools", () => {
     server = await startDevServer({
       port: await freePort(),
       vars: {
-        LOCAL_MODEL_TOKEN_DELAY_MS: "15",
+        LOCAL_MODEL_TOKEN_DELAY_MS: "30",
         ALLOW_PRIVATE_URLS: [mcp.url, a2a.url, apps.url].map((u) => new URL(u).host).join(","),
         CONNECTORS: JSON.stringify({ github: { client_id: "github-client", client_secret: "github-secret" } }),
         CONNECTOR_ENDPOINTS: JSON.stringify({ github }),
@@ -143,6 +143,12 @@ describe.skipIf(!chromiumPath)("the console: agents and tools", () => {
     const row = page.locator("tr[data-status=completed]");
     await row.waitFor({ timeout: 15_000 });
     expect(await row.textContent()).toMatch(/v2.*\d+ tokens · [\d.]+ credits/);
+    // Run again and stop it while it streams: the run is cancelled and its partial answer kept.
+    await page.getByRole("button", { name: "Run now" }).click();
+    await page.getByText(/^Run run_/).waitFor();
+    await page.getByRole("button", { name: "Stop the run" }).click();
+    await page.locator("tr[data-status=cancelled]").waitFor({ timeout: 15_000 });
+    await page.locator(".turn-assistant[data-status=partial]").waitFor();
     await check("agent-runs");
   });
 

@@ -94,6 +94,7 @@ function RunRow({ run, chatHref, onStop, stopping }: { run: AgentRun; chatHref: 
       <td data-label="Took">{duration(run)}</td>
       <td data-label="Usage">{run.usage ? `${run.usage.total_tokens} tokens · ${run.usage.credits} credits` : "—"}</td>
       <td data-label="Output" className="wrap run-output">
+        <div>
         {run.error && <p className="bad">{run.error.message}</p>}
         {run.output ? (
           <details>
@@ -101,7 +102,8 @@ function RunRow({ run, chatHref, onStop, stopping }: { run: AgentRun; chatHref: 
             <p className="pre-wrap">{run.output}</p>
           </details>
         ) : !run.error && <span className="muted">{inFlight(run) ? "working…" : "no output"}</span>}
-        {chatHref && <Link to={chatHref} className="small">Open its chat</Link>}
+        {chatHref && <p className="small"><Link to={chatHref}>Open its chat</Link></p>}
+        </div>
       </td>
       <td data-label="">{inFlight(run) && <Button variant="ghost" onClick={onStop} busy={stopping}>Stop</Button>}</td>
     </tr>
