@@ -31,7 +31,8 @@ function CreateAgent({ orgId, tenantId }: { orgId: string; tenantId: string }) {
       <form className="form" onSubmit={(e) => (e.preventDefault(), create.mutate())}>
         <Select label="Knowledge base" value={kb} onChange={(e) => setKbId(e.target.value)} options={(kbs.data?.knowledge_bases ?? []).map((k) => ({ value: k.id, label: k.name }))} hint="The agent answers from it; fixed at creation." />
         <ConfigFields orgId={orgId} tenantId={tenantId} kbId={kb} draft={draft} set={setDraft} />
-        <ErrorNote error={create.error} />
+        {kbs.data && !kbs.data.knowledge_bases.length && <p className="muted">An agent answers from a knowledge base: create one in this tenant first.</p>}
+        <ErrorNote error={create.error ?? kbs.error} />
         <Button type="submit" variant="primary" busy={create.isPending} disabled={!kb}>
           Create agent
         </Button>
