@@ -1,3 +1,4 @@
+import { createHash, randomBytes } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { Cron } from "croner";
@@ -211,6 +212,47 @@ describe.skipIf(!chromiumPath)("the console: agents and tools", () => {
     expect(JSON.parse((await page.getByTestId("client-config").textContent())!)).toEqual({ mcpServers: { "knowledge-base": { url: `${server.base}/api/v1/mcp` } } });
     await page.getByText("No client connected by OAuth yet.").waitFor();
     await check("mcp-servers");
+  });
+
+  it("lists an MCP client that was allowed on the consent page, and revokes it (its token then answers 401)", async () => {
+    const base = server.base;
+    const redirectUri = `${mcp.url}/callback`;
+    const reg = await fetch(`${base}/oauth/register`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ client_name: "Desk client", redirect_uris: [redirectUri], token_endpoint_auth_method: "none", grant_types: ["authorization_code"], response_types: ["code"] }),
+    });
+    const clientId = ((await reg.json()) as { client_id: string }).client_id;
+    const verifier = randomBytes(32).toString("base64url");
+    const authorize = new URL(`${base}/oauth/authorize`);
+    const params = { response_type: "code", client_id: clientId, redirect_uri: redirectUri, scope: "kb:read", state: "s-1", code_challenge: createHash("sha256").update(verifier).digest("base64url"), code_challenge_method: "S256", resource: `${base}/api/v1/mcp` };
+    for (const [k, v] of Object.entries(params)) authorize.searchParams.set(k, v);
+    // The consent page, in the signed-in browser.
+    await page.goto(authorize.toString());
+    await page.getByRole("checkbox", { name: "agents" }).check();
+    await page.getByRole("button", { name: "Allow" }).click();
+    await page.waitForURL((u) => u.toString().startsWith(redirectUri));
+    const code = new URL(page.url()).searchParams.get("code")!;
+    const token = await fetch(`${base}/oauth/token`, {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ grant_type: "authorization_code", code, redirect_uri: redirectUri, client_id: clientId, code_verifier: verifier, resource: `${base}/api/v1/mcp` }),
+    });
+    const { access_token } = (await token.json()) as { access_token: string };
+    const listTools = () =>
+      fetch(`${base}/api/v1/mcp`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${access_token}`, "Content-Type": "application/json", Accept: "application/json, text/event-stream" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} }),
+      });
+    expect((await listTools()).status).toBe(200);
+    await page.goto(`${server.base}/console/o/${org}/mcp-servers`);
+    const row = page.getByRole("row", { name: /Desk client/ });
+    await row.waitFor();
+    expect(await row.textContent()).toContain(new URL(mcp.url).hostname);
+    await row.getByRole("button", { name: "Revoke" }).click();
+    await page.getByText("No client connected by OAuth yet.").waitFor();
+    expect((await listTools()).status).toBe(401);
   });
 
   it("registers an external A2A agent with headers and shows its card", async () => {
