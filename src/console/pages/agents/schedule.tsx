@@ -2,6 +2,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { Cron } from "croner";
 import { useEffect, useMemo, useState } from "react";
 import { api, unwrap } from "../../api/client";
+import { useMe } from "../../session";
 import { Badge, Button, confirmed, Empty, ErrorNote, Field, Notice, Select, TextArea, formatDate } from "../../ui/ui";
 import { RUN_TONE, type Agent } from "./hooks";
 import { TableWrap } from "./table-wrap";
@@ -79,6 +80,7 @@ function RecentOccurrences({ agent }: { agent: Agent }) {
 /** Edits the schedule (a new version when saved), previewing the next five occurrences in the chosen zone. */
 export function ScheduleEditor({ agent }: { agent: Agent }) {
   const qc = useQueryClient();
+  const me = useMe();
   const s = agent.schedule;
   const [cron, setCron] = useState(s?.cron ?? "0 9 * * 1-5");
   const [timezone, setTimezone] = useState(s?.timezone ?? BROWSER_ZONE);
@@ -114,7 +116,11 @@ export function ScheduleEditor({ agent }: { agent: Agent }) {
             <code>{s.cron}</code> in {s.timezone} {s.enabled ? <Badge tone="good">on</Badge> : <Badge>off</Badge>}
             {s.enabled && s.next_run_at && <> · next run {formatDate(s.next_run_at)}</>}
           </p>
-          {s.bound_identity && <p className="muted small">Scheduled runs act as the {s.bound_identity.type === "user" ? "member" : "API key"} who last set it ({s.bound_identity.id}).</p>}
+          {s.bound_identity && (
+            <p className="muted small">
+              Scheduled runs act as {s.bound_identity.id === me.data?.user.id ? "you (you set it last)" : <>the {s.bound_identity.type === "user" ? "member" : "API key"} who set it last (<code>{s.bound_identity.id}</code>)</>}; saving or switching it makes them act as you.
+            </p>
+          )}
           <div className="row">
             <Button onClick={() => toggle.mutate(!s.enabled)} busy={toggle.isPending}>{s.enabled ? "Turn the schedule off" : "Turn the schedule on"}</Button>
             <Button variant="ghost" busy={save.isPending} onClick={() => confirmed("Remove the schedule? This publishes a new version without one.") && save.mutate(null)}>Remove the schedule</Button>
