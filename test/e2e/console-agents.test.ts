@@ -150,6 +150,12 @@ describe.skipIf(!chromiumPath)("the console: agents and tools", () => {
     await page.getByRole("button", { name: "Stop the run" }).click();
     await page.locator("tr[data-status=cancelled]").waitFor({ timeout: 15_000 });
     await page.locator(".turn-assistant[data-status=partial]").waitFor();
+    // The runs filtered by status.
+    await page.getByLabel("Status").selectOption("completed");
+    await page.locator("tr[data-status=cancelled]").waitFor({ state: "detached" });
+    expect(await page.locator("tr[data-run]").count()).toBe(1);
+    await page.getByLabel("Status").selectOption("");
+    await page.locator("tr[data-status=cancelled]").waitFor();
     await check("agent-runs");
   });
 

@@ -57,6 +57,18 @@ export function bodyOf(d: ConfigDraft) {
   return { ...d, description: d.description || null, instructions: d.instructions || null };
 }
 
+/**
+ * A deploy's body: only the fields that changed (the rest keep their value and are not validated again, so an
+ * unchanged connector or skill cannot refuse the deploy); nothing changed republishes the same configuration.
+ */
+export function changedFields(before: ConfigDraft, after: ConfigDraft): Partial<ReturnType<typeof bodyOf>> {
+  const b = bodyOf(before);
+  const a = bodyOf(after);
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(a) as (keyof typeof a)[]) if (JSON.stringify(a[k]) !== JSON.stringify(b[k])) out[k] = a[k];
+  return out as Partial<ReturnType<typeof bodyOf>>;
+}
+
 function Checklist({ legend, items, picked, onChange, empty }: { legend: string; items: { id: string; label: string; hint?: string }[]; picked: string[]; onChange: (ids: string[]) => void; empty: string }) {
   return (
     <fieldset className="scopes">

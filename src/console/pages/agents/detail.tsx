@@ -3,7 +3,7 @@ import { useEffect, useState } from "react";
 import { api, unwrap } from "../../api/client";
 import { Link, useLocation } from "../../router";
 import { Badge, Button, confirmed, CopyButton, ErrorNote, Loading, Notice, PageHeader } from "../../ui/ui";
-import { bodyOf, ConfigFields, draftOf, type ConfigDraft } from "./config-form";
+import { changedFields, ConfigFields, draftOf, type ConfigDraft } from "./config-form";
 import { useAgent, type Agent } from "./hooks";
 import { RunNow, Runs } from "./runs";
 import { ScheduleEditor } from "./schedule";
@@ -24,7 +24,7 @@ function Deploy({ orgId, agent }: { orgId: string; agent: Agent }) {
   const [draft, setDraft] = useState<ConfigDraft>(() => draftOf(agent));
   useEffect(() => setDraft(draftOf(agent)), [agent]);
   const deploy = useMutation({
-    mutationFn: () => unwrap(api.POST("/api/v1/agents/{id}/deploy", { params: { path: { id: agent.id } }, body: bodyOf(draft) })),
+    mutationFn: () => unwrap(api.POST("/api/v1/agents/{id}/deploy", { params: { path: { id: agent.id } }, body: changedFields(draftOf(agent), draft) })),
     onSuccess: (a) => {
       qc.setQueryData(["agent", agent.id], a);
       void qc.invalidateQueries({ queryKey: ["agent-versions", agent.id] });

@@ -1,8 +1,8 @@
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useRef, useState } from "react";
 import { api, unwrap } from "../../api/client";
 import { Link } from "../../router";
-import { Badge, Button, Empty, ErrorNote, Loading, Pager, TextArea, formatDate } from "../../ui/ui";
+import { Badge, Button, Empty, ErrorNote, Loading, Pager, Select, TextArea, formatDate } from "../../ui/ui";
 import { TurnView } from "../playground/answer";
 import { applyEvent, readEvents, type Turn } from "../playground/stream";
 import { inFlight, RUN_TONE, type Agent, type AgentRun } from "./hooks";
@@ -113,20 +113,31 @@ function RunRow({ run, chatHref, onStop, stopping }: { run: AgentRun; chatHref: 
 /** The agent's runs, newest first: status, output and usage, refreshed while any is in flight. */
 export function Runs({ orgId, agent }: { orgId: string; agent: Agent }) {
   const [offset, setOffset] = useState(0);
+  const [status, setStatus] = useState<AgentRun["status"] | "">("");
   const stop = useStopRun(agent.id);
   const runs = useQuery({
-    queryKey: ["agent-runs", agent.id, offset],
-    queryFn: () => unwrap(api.GET("/api/v1/agents/{id}/runs", { params: { path: { id: agent.id }, query: { limit: RUNS_PAGE, offset } } })),
+    queryKey: ["agent-runs", agent.id, offset, status],
+    // Another page or filter keeps the rows on screen until its own arrive.
+    placeholderData: keepPreviousData,
+    queryFn: () => unwrap(api.GET("/api/v1/agents/{id}/runs", { params: { path: { id: agent.id }, query: { limit: RUNS_PAGE, offset, status: status || undefined } } })),
     // Live: every second while a run may change, otherwise every 10 s (scheduled runs start on their own).
     refetchInterval: (q) => (q.state.data?.runs.some(inFlight) ? 1000 : 10_000),
   });
   const list = runs.data?.runs ?? [];
   return (
     <section className="card" aria-labelledby="runs-h">
-      <h2 id="runs-h">Runs</h2>
+      <div className="card-head">
+        <h2 id="runs-h">Runs</h2>
+        <Select
+          label="Status"
+          value={status}
+          onChange={(e) => (setStatus(e.target.value as AgentRun["status"] | ""), setOffset(0))}
+          options={[{ value: "", label: "All runs" }, ...(["queued", "running", "completed", "failed", "cancelled"] as const).map((v) => ({ value: v, label: v }))]}
+        />
+      </div>
       <ErrorNote error={runs.error ?? stop.error} />
       {runs.isLoading && <Loading />}
-      {runs.data && !list.length && <Empty title="No runs yet."><p>Run the agent now, or give it a schedule.</p></Empty>}
+      {runs.data && !list.length && (status ? <p className="muted">No {status} runs.</p> : <Empty title="No runs yet."><p>Run the agent now, or give it a schedule.</p></Empty>)}
       {!!list.length && (
         <TableWrap label="Runs">
           <table className="table stack">
