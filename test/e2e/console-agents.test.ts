@@ -256,6 +256,7 @@ describe.skipIf(!chromiumPath)("the console: agents and tools", () => {
     const row = page.getByRole("row", { name: /Desk client/ });
     await row.waitFor();
     expect(await row.textContent()).toContain(new URL(mcp.url).hostname);
+    await row.getByText("agents", { exact: true }).waitFor();
     await row.getByRole("button", { name: "Revoke" }).click();
     await page.getByText("No client connected by OAuth yet.").waitFor();
     expect((await listTools()).status).toBe(401);

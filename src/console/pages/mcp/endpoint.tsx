@@ -3,8 +3,15 @@ import { useState } from "react";
 import { api, unwrap } from "../../api/client";
 import { Button, confirmed, CopyButton, Empty, ErrorNote, Loading, Pager, formatDate } from "../../ui/ui";
 import { TableWrap } from "../agents/table-wrap";
+import { useKnowledgeBases } from "../knowledge-bases";
 
 const GRANTS_PAGE = 50;
+
+/** The names of a grant's knowledge bases (their ids when the tenant's list is out of reach). */
+function KbNames({ tenantId, ids }: { tenantId: string; ids: string[] }) {
+  const kbs = useKnowledgeBases(tenantId);
+  return <>{ids.map((id) => kbs.data?.knowledge_bases.find((k) => k.id === id)?.name ?? id).join(", ")}</>;
+}
 
 /** How each client connects to the knowledge-base MCP endpoint (by OAuth: the URL is enough). */
 function clients(url: string): { id: string; name: string; how: string; config: string }[] {
@@ -88,7 +95,7 @@ function Grants({ orgId }: { orgId: string }) {
                 <tr key={g.id}>
                   <td>{g.client_name} <span className="muted small">(as it named itself)</span></td>
                   <td><code>{g.redirect_host}</code></td>
-                  <td>{g.knowledge_base_ids.length}</td>
+                  <td><KbNames tenantId={g.tenant_id} ids={g.knowledge_base_ids} /></td>
                   <td>{formatDate(g.created_at)}</td>
                   <td>{formatDate(g.expires_at)}</td>
                   <td><Button variant="ghost" busy={revoke.isPending && revoke.variables === g.id} onClick={() => confirmed(`Revoke ${g.client_name}? Its tokens stop working at once.`) && revoke.mutate(g.id)}>Revoke</Button></td>
