@@ -212,6 +212,15 @@ describe.skipIf(!chromiumPath)("the console: agents and tools", () => {
     await popup.getByRole("heading", { name: "MCP server connected" }).waitFor({ timeout: 20_000 });
     await tracker.getByText("Connected: 4 tools").waitFor({ timeout: 10_000 });
     await popup.close();
+    // A server that cannot be used: its status and last error in words.
+    await page.getByLabel("Server name").fill("Broken");
+    await page.getByLabel("Server URL").fill(`${mcp.url}/redirect-private/mcp`);
+    await page.getByRole("button", { name: "Register server" }).click();
+    const broken = page.locator("[data-server='Broken']");
+    await broken.getByText("error", { exact: true }).waitFor({ timeout: 20_000 });
+    expect(await broken.getByTestId("server-status").textContent()).toMatch(/\w+ \w+ \w+/);
+    await broken.getByRole("button", { name: "Delete" }).click();
+    await broken.waitFor({ state: "detached" });
     // The service's own endpoint: the client configurations to copy.
     expect(await page.getByTestId("client-config").textContent()).toContain(`claude mcp add --transport http knowledge-base ${server.base}/api/v1/mcp`);
     await page.getByRole("tab", { name: "Cursor" }).click();
