@@ -4,8 +4,10 @@ import { bodyLimit } from "hono/body-limit";
 import { requestId } from "hono/request-id";
 import { getPath } from "hono/utils/url";
 import { authenticate } from "./auth/middleware";
+import { CAPABILITIES } from "./capabilities";
 import { rateLimit } from "./auth/rate-limit";
-import { requestSession } from "./db/session";
+import { requestSession } from "./routes/d1-session";
+import { checkedConfig } from "./lib/config";
 import { cors } from "./lib/cors";
 import { ApiError } from "./lib/errors";
 import { onError, onNotFound } from "./lib/error-handler";
@@ -28,7 +30,8 @@ import { memoryRoutes } from "./routes/memory";
 import { organizationRoutes } from "./routes/organizations";
 import { pageRoutes } from "./routes/pages";
 import { skillRoutes } from "./routes/skills";
-import { tableRoutes } from "./routes/tables";
+import { sqlRoutes } from "./routes/knowledge-bases/sql";
+import { tableRoutes } from "./routes/knowledge-bases/tables";
 import { tenantRoutes } from "./routes/tenants";
 import { mcpRoutes } from "./routes/mcp";
 import { oauthConsentRoutes } from "./routes/mcp/oauth-consent";
@@ -68,6 +71,7 @@ function createApi() {
   api.route("/", billingRoutes);
   api.route("/", knowledgeBaseRoutes);
   api.route("/", tableRoutes);
+  api.route("/", sqlRoutes);
   // Skills mounts its catalog before /skills/{id}, so that "catalog" is never taken for a skill id.
   api.route("/", skillRoutes);
   api.route("/", artifactRoutes);
@@ -147,6 +151,9 @@ export function createApp() {
   // c.var.db: a D1 session from the caller's X-D1-Bookmark (src/db/session.ts).
   app.use("*", requestSession);
   app.use("*", async (c, next) => {
+    // Configuration is parsed once per isolate; a bad value refuses every request with a 503 naming it.
+    checkedConfig(c.env);
+    c.set("capabilities", CAPABILITIES);
     c.set("caller", null as never); // set by authenticate on /api/v1
     await next();
   });
@@ -157,7 +164,7 @@ export function createApp() {
   // Signed upload/download URLs: outside /api/v1, no credentials (the signature is one).
   app.route("/", signedUrlRoutes);
   // The embeddable chat widget (GET /widget.js) and its development demo (GET /embed/demo).
-  app.route("/", widgetRoutes);
+  app.route("/", widgetRoutes((request, env, ctx) => app.fetch(request, env, ctx)));
   // The consent page of the MCP endpoint's OAuth server (/oauth/authorize); the provider serves the rest (src/index.ts).
   app.route("/", oauthConsentRoutes);
 

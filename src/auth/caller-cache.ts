@@ -1,10 +1,10 @@
-import type { Context } from "hono";
 import { sha256Hex } from "../lib/crypto";
 import { ApiError } from "../lib/errors";
 import { resolveApiKey } from "../services/api-keys";
 import { resolveSession, type ResolvedSession } from "../services/identity/sessions";
-import type { AppEnv } from "../types";
-import type { Caller, KeyCaller, UserCaller } from "./caller";
+import type { Database } from "../db/client";
+import { trackCallerCheck } from "./caller-check";
+import type { Caller, KeyCaller, UserCaller } from "../contracts/caller";
 
 /**
  * API keys and session cookies resolved in this isolate, so a request does not wait for its key's lookup before its own first query
@@ -14,12 +14,17 @@ import type { Caller, KeyCaller, UserCaller } from "./caller";
  * anything. A revoked key, a removed or demoted creator, a suspended organization are therefore refused by the
  * very next request's authorization, in every isolate; the bound is the database's own (with read replication,
  * a replica's lag; the Sessions API keeps a caller's own writes visible to it). A route that never authorizes
- * still answers 401 when the re-read fails (checked after the handler, `settleCaller`).
+ * still answers 401 when the re-read fails (checked after the handler, `settleCallerCheck`).
  */
 const TTL_MS = 5 * 60_000;
 const MAX_ENTRIES = 2_000;
 const keys = new Map<string, { caller: KeyCaller; at: number }>();
-const pending = new WeakMap<object, Promise<Caller>>();
+/** What the lookups need from the request: its database, `waitUntil`, and how to adopt a re-read caller. */
+export interface CallerRequest {
+  db: Database;
+  waitUntil(promise: Promise<unknown>): void;
+  adopt(caller: Caller): void;
+}
 
 const sessionUsers = new Map<string, { caller: UserCaller; at: number }>();
 
@@ -27,11 +32,11 @@ const sessionUsers = new Map<string, { caller: UserCaller; at: number }>();
  * The user of a session cookie, or null for an unknown or expired one: from this isolate's cache (re-read
  * alongside; `onRefresh` runs when the re-read slid the session's expiry), or looked up now.
  */
-export async function sessionCaller(c: Context<AppEnv>, token: string, onRefresh: () => void): Promise<UserCaller | null> {
+export async function sessionCaller(c: CallerRequest, token: string, onRefresh: () => void): Promise<UserCaller | null> {
   if (token.length < 20 || token.length > 200) return null;
   const hash = await sha256Hex(token);
   const asCaller = (s: ResolvedSession): UserCaller => ({ type: "user", user: s.user, sessionId: s.sessionId });
-  const fresh = resolveSession(c.get("db"), token).then((s) => {
+  const fresh = resolveSession(c.db, token).then((s) => {
     if (!s) {
       sessionUsers.delete(hash);
       return null;
@@ -47,17 +52,16 @@ export async function sessionCaller(c: Context<AppEnv>, token: string, onRefresh
     if (!caller) throw new ApiError("unauthorized", "Your session has ended; sign in again");
     return caller;
   });
-  check.catch(() => {});
-  pending.set(c, check);
+  trackCallerCheck(c.db, check, c.adopt);
   return { ...hit.caller }; // one object per request: per-request memberships (authorize.ts) hang off it
 }
 
 /** The caller of an API key: from this isolate's cache (re-read alongside), or looked up now. */
-export async function keyCaller(c: Context<AppEnv>, token: string): Promise<KeyCaller> {
+export async function keyCaller(c: CallerRequest, token: string): Promise<KeyCaller> {
   const hash = await sha256Hex(token);
-  const fresh = resolveApiKey(c.get("db"), token).then(
+  const fresh = resolveApiKey(c.db, token).then(
     ({ caller, touch }) => {
-      if (touch) c.executionCtx.waitUntil(touch.catch((e) => console.error("last_used_at update failed", e)));
+      if (touch) c.waitUntil(touch.catch((e) => console.error("last_used_at update failed", e)));
       remember(keys, hash, caller);
       return caller;
     },
@@ -68,8 +72,7 @@ export async function keyCaller(c: Context<AppEnv>, token: string): Promise<KeyC
   );
   const hit = keys.get(hash);
   if (!hit || Date.now() - hit.at > TTL_MS) return fresh;
-  fresh.catch(() => {}); // observed by verifiedCaller / settleCaller
-  pending.set(c, fresh);
+  trackCallerCheck(c.db, fresh, c.adopt);
   return { ...hit.caller };
 }
 
@@ -77,24 +80,6 @@ function remember<T>(cache: Map<string, { caller: T; at: number }>, hash: string
   cache.delete(hash);
   if (cache.size >= MAX_ENTRIES) cache.delete(cache.keys().next().value!);
   cache.set(hash, { caller, at: Date.now() });
-}
-
-/**
- * The request's caller once its re-read is in (and replaces the cached one: scopes and the organization's status
- * as they are now). Throws the lookup's 401 for a key that no longer works.
- */
-export async function verifiedCaller(c: Context<AppEnv>): Promise<Caller | null> {
-  const check = pending.get(c);
-  if (!check) return (c.get("caller") as Caller | null) ?? null;
-  const caller = await check;
-  pending.delete(c);
-  c.set("caller", caller);
-  return caller;
-}
-
-/** After the handler: a re-read that failed (and was never awaited) still turns the answer into its 401. */
-export async function settleCaller(c: Context<AppEnv>): Promise<void> {
-  if (pending.has(c)) await verifiedCaller(c);
 }
 
 /** Forgets every cached key of this isolate (tests; a write path that wants the next lookup to be sequential). */

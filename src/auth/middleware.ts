@@ -7,7 +7,8 @@ import { looksLikeEmbedToken, resolveEmbedToken } from "../services/embed/tokens
 import { SESSION_COOKIE, SESSION_TTL_MS } from "../services/identity/sessions";
 import type { AppEnv } from "../types";
 import { resolveOAuthCaller } from "../services/mcp-oauth/grants";
-import { keyCaller, sessionCaller, settleCaller } from "./caller-cache";
+import { keyCaller, sessionCaller, type CallerRequest } from "./caller-cache";
+import { settleCallerCheck } from "./caller-check";
 import { assertEmbedRequestAllowed } from "./embed";
 import { assertOAuthRequestAllowed, verifiedOAuthToken } from "./oauth";
 import { isPublicApiPath } from "./public-paths";
@@ -28,6 +29,12 @@ export function setSessionCookie(c: Context<AppEnv>, token: string) {
     maxAge: Math.floor(SESSION_TTL_MS / 1000),
   });
 }
+
+const callerRequest = (c: Context<AppEnv>): CallerRequest => ({
+  db: c.get("db"),
+  waitUntil: (p) => c.executionCtx.waitUntil(p),
+  adopt: (caller) => c.set("caller", caller),
+});
 
 /** The sliding expiry moved while the request ran (a cached session's re-read): the cookie goes out with the response. */
 function resendSessionCookie(c: Context<AppEnv>, token: string) {
@@ -61,7 +68,7 @@ export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
     if (oauthToken) {
       // An OAuth access token the provider already validated (src/auth/oauth.ts): a key restricted to its grant.
       const caller = await resolveOAuthCaller(db, oauthToken);
-      assertOAuthRequestAllowed(c, caller);
+      assertOAuthRequestAllowed(c.req.path, caller);
       c.set("caller", caller);
       return next();
     }
@@ -73,16 +80,16 @@ export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
       return next();
     }
     // Cached in the isolate and re-read alongside the route's first query (src/auth/caller-cache.ts).
-    c.set("caller", await keyCaller(c, m[1]));
+    c.set("caller", await keyCaller(callerRequest(c), m[1]));
     await next();
-    return settleCaller(c);
+    return settleCallerCheck(c.get("db"), c.get("caller"));
   }
 
   const token = getCookie(c, SESSION_COOKIE);
   if (token) {
     // Cached in the isolate and re-read alongside the route's first query (src/auth/caller-cache.ts).
     let refreshed = false;
-    const caller = await sessionCaller(c, token, () => (refreshed = true));
+    const caller = await sessionCaller(callerRequest(c), token, () => (refreshed = true));
     if (caller) {
       // Cookie-authenticated writes from a foreign page are refused (CSRF),
       // on top of SameSite=Lax and the CORS allowlist.
@@ -90,7 +97,7 @@ export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
       c.set("caller", caller);
       if (refreshed) setSessionCookie(c, token);
       await next();
-      await settleCaller(c);
+      await settleCallerCheck(c.get("db"), c.get("caller"));
       if (refreshed) resendSessionCookie(c, token);
       return;
     }

@@ -1,5 +1,3 @@
-import type { MiddlewareHandler } from "hono";
-import type { AppEnv } from "../types";
 import { createDb, type Database } from "./client";
 import { withSimulatedDistance } from "./distance";
 
@@ -38,41 +36,35 @@ export function openSessionDb(env: { DB: D1Database; SIMULATED_D1_RTT_MS?: strin
   return { db, bookmark: () => session.getBookmark() };
 }
 
-/** The request's database (c.var.db) as a session from the caller's bookmark; the response says where it ended. */
-export const requestSession: MiddlewareHandler<AppEnv> = async (c, next) => {
-  const session = openSessionDb(c.env, c.req.header(BOOKMARK_HEADER));
-  c.set("db", session.db);
-  sessions.set(c.req.raw, session);
-  await next();
-  const bookmark = laterBookmarks.get(c.req.raw) ?? session.bookmark();
-  // A response passed through from a chat's Durable Object may carry a later bookmark (its turn's writes): kept.
-  if (!bookmark || c.res.headers.has(BOOKMARK_HEADER)) return;
-  try {
-    c.res.headers.set(BOOKMARK_HEADER, bookmark);
-  } catch {
-    c.res = new Response(c.res.body, c.res);
-    c.res.headers.set(BOOKMARK_HEADER, bookmark);
-  }
-};
-
-const sessions = new WeakMap<Request, SessionDb>();
+// Keyed by the request's database handle: one per request (services see it as ServiceContext.db).
+const sessions = new WeakMap<object, SessionDb>();
 /** A later position than the request's own session: where a chat turn's Durable Object ended (its JSON answer). */
-const laterBookmarks = new WeakMap<Request, string>();
-const turnRequests = new WeakMap<object, Request>();
+const laterBookmarks = new WeakMap<object, string>();
+const turnRequests = new WeakMap<object, object>();
 
-/** The request a turn command was made for: the turn's bookmark (`adoptTurnBookmark`) becomes the request's. */
-export function linkTurnToRequest(cmd: object, request: Request): void {
-  turnRequests.set(cmd, request);
+/** Registers a request's session (the middleware in src/routes/d1-session.ts). */
+export function trackRequestSession(session: SessionDb): void {
+  sessions.set(session.db, session);
+}
+
+/** Where the request's session ended: a turn's later bookmark (its JSON answer), else the session's own. */
+export function finalBookmark(session: SessionDb): string | null {
+  return laterBookmarks.get(session.db) ?? session.bookmark();
+}
+
+/** Where the request's session (of its database handle) is now: a turn's Durable Object starts its own session there. */
+export function requestBookmark(db: Database): string | null {
+  return sessions.get(db)?.bookmark() ?? null;
+}
+
+/** The request (its database handle) a turn command was made for: the turn's bookmark becomes the request's. */
+export function linkTurnToRequest(cmd: object, db: Database): void {
+  turnRequests.set(cmd, db);
 }
 
 /** The bookmark a turn's Durable Object answered with (after the turn's final write). */
 export function adoptTurnBookmark(cmd: object, bookmark: string | null): void {
-  const request = turnRequests.get(cmd);
+  const db = turnRequests.get(cmd);
   const b = validBookmark(bookmark);
-  if (request && b) laterBookmarks.set(request, b);
-}
-
-/** Where the request's session is now: a turn's Durable Object starts its own session there. */
-export function requestBookmark(request: Request): string | null {
-  return sessions.get(request)?.bookmark() ?? null;
+  if (db && b) laterBookmarks.set(db, b);
 }

@@ -1,17 +1,18 @@
 import { DurableObject } from "cloudflare:workers";
+import { CAPABILITIES } from "../capabilities";
+import type { TurnCommand, TurnOutcome } from "../contracts/chat-session";
 import type { Database } from "../db/client";
 import { BOOKMARK_HEADER, openSessionDb } from "../db/session";
-import type { Chat, KnowledgeBase } from "../db/schema";
 import type { Env } from "../env";
 import { config } from "../lib/config";
 import { runTurn, type TurnDeps, type TurnRequest, type TurnResult } from "../services/answer/turn";
-import { TurnAbort, type TurnEvent } from "../services/answer/types";
+import { TurnAbort, type TurnEvent } from "../contracts/turn";
 import type { Actor } from "../services/billing/metering";
 import { getChat, publicMessage } from "../services/chats/chats";
 import { getKnowledgeBase } from "../services/knowledge-bases";
 import { getModel } from "../services/models/registry";
 import { TranscriptEnd } from "./transcript-end";
-import { emptyToolSettings } from "../services/tools/types";
+import { emptyToolSettings } from "../contracts/tools";
 
 /**
  * One Durable Object per chat (named by the chat id). It owns the chat's live
@@ -23,51 +24,6 @@ import { emptyToolSettings } from "../services/tools/types";
  * The Worker authorizes and validates every request before it gets here; the
  * DO is reachable only through its binding.
  */
-export interface TurnCommand {
-  chatId: string;
-  /** The chat's knowledge base as the Worker loaded and checked it (saves the Durable Object a query). */
-  kb?: KnowledgeBase;
-  content: string;
-  modelId: string;
-  mode: "quick" | "deep";
-  websearch: boolean;
-  actor: Actor;
-  operation: "chat" | "fast_query" | "agent_run";
-  stream: boolean;
-  /** What the turn's toolbox may use (src/services/tools). Absent = nothing beyond knowledge-base search. */
-  toolSettings?: import("../services/tools/types").ToolSettings;
-  /** The end user the turn acts for (`user:…`, `ext:…`, `key:…`): memories and connections are theirs. */
-  subject?: string;
-  /** Extra system instructions (an agent's goal and instructions, `always` skills are in `skills`). */
-  instructions?: string | null;
-  /** The agent run this turn belongs to (agent runs only). */
-  runId?: string | null;
-  /** 1 inside a delegate: it may not delegate further. */
-  depth?: number;
-  chunkCount?: number;
-  skills?: TurnRequest["skills"];
-  attachments?: TurnRequest["attachments"];
-  /** Images stored with the first message (R2 keys, for the model; URLs, for the record). */
-  images?: Array<{ url: string; key: string; mediaType: string }>;
-  /** The user message's id, when fixed by the caller (a chat's first turn: a retried create finds it). */
-  userMessageId?: string;
-  /** The chat and where its transcript ends, as the Worker read them in the turn's one batch (src/services/chats/turn-reads.ts). */
-  chat?: Chat;
-  transcript?: { maxSeq: number; count: number };
-  /** Whether the knowledge base has a data file (read in the same batch; saves the toolbox a query). */
-  tabular?: boolean;
-  /** Where the Worker's D1 session was: the turn's session starts there (src/db/session.ts); absent: the primary. */
-  bookmark?: string | null;
-}
-
-export interface TurnOutcome {
-  user_message: ReturnType<typeof publicMessage>;
-  assistant_message: ReturnType<typeof publicMessage>;
-  usage: TurnResult["usage"];
-  status: TurnResult["status"];
-  sources: TurnResult["sources"];
-  error?: TurnResult["error"];
-}
 
 interface ActiveTurn {
   controller: AbortController;
@@ -79,6 +35,13 @@ const SSE_HEADERS = {
   "Cache-Control": "no-cache, no-transform",
   "X-Accel-Buffering": "no",
 };
+
+
+declare module "../env" {
+  interface DurableObjectClasses {
+    ChatSession: ChatSession;
+  }
+}
 
 export class ChatSession extends DurableObject<Env> {
   private active: ActiveTurn | null = null;
@@ -109,7 +72,7 @@ export class ChatSession extends DurableObject<Env> {
     const db = session.db;
     const req = await this.turnRequest(db, replaced ? { ...cmd, chat: undefined, transcript: undefined } : cmd);
     if (!req) return Response.json({ error: { code: "not_found", message: "Chat not found" } }, { status: 404 });
-    const deps = { db, env: this.env, bookmark: session.bookmark };
+    const deps = { db, env: this.env, capabilities: CAPABILITIES, bookmark: session.bookmark };
     return cmd.stream ? this.streamed(deps, req, request.signal) : this.answered(deps, req);
   }
 

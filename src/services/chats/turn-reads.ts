@@ -1,11 +1,10 @@
 import { and, eq, sql } from "drizzle-orm";
-import type { Context } from "hono";
 import { primeMembership } from "../../auth/authorize";
-import { verifiedCaller } from "../../auth/caller-cache";
+import { verifiedCaller } from "../../auth/caller-check";
 import { loadAuthorized } from "../../auth/load";
 import { chats, documents, knowledgeBases, messages, organizationMembers, organizations, tenants } from "../../db/schema";
 import { notFound } from "../../lib/errors";
-import type { AppEnv } from "../../types";
+import type { ServiceContext } from "../../contracts/context";
 import { assertCreditsLeft } from "../billing/metering";
 import { tabularDocumentWhere } from "../tables/service";
 import { assertSubjectParam, ownsChat } from "./access";
@@ -19,12 +18,12 @@ import { chatScope } from "./chats";
  * for the chat first. The transcript's end travels with the turn to the chat's Durable Object, which then neither
  * reads the chat again nor waits for the user message's write before its first event (src/durable/chat-session.ts).
  */
-export async function readTurnState(c: Context<AppEnv>, chatId: string, externalSubjectId: string | undefined | null) {
-  assertSubjectParam(c.get("caller"), externalSubjectId);
-  const db = c.get("db");
+export async function readTurnState(c: ServiceContext, chatId: string, externalSubjectId: string | undefined | null) {
+  assertSubjectParam(c.caller, externalSubjectId);
+  const db = c.db;
   const id = chatId.toLowerCase();
   const ofChat = (column: "knowledge_base_id" | "tenant_id" | "organization_id") => sql`(SELECT ${sql.raw(column)} FROM chats WHERE id = ${id})`;
-  const initial = c.get("caller");
+  const initial = c.caller;
   const userId = initial.type === "user" ? initial.user.id : "";
   // The caller's re-read (a cached key or session, src/auth/caller-cache.ts) runs alongside the batch.
   const [[chatRows, kbRows, tenantRows, transcriptRows, tabularRows, memberRows], verified] = await Promise.all([db.batch([

@@ -1,19 +1,18 @@
-import type { Context } from "hono";
-import type { Caller } from "../../auth/caller";
-import type { TurnCommand } from "../../durable/chat-session";
+import type { Caller } from "../../contracts/caller";
+import type { ServiceContext } from "../../contracts/context";
+import type { TurnCommand } from "../../contracts/chat-session";
 import type { Chat, KnowledgeBase } from "../../db/schema";
 import { badRequest, conflict } from "../../lib/errors";
-import type { AppEnv } from "../../types";
 import { actorOf, assertCanSpend } from "../billing/metering";
 import { getModel, type ModelInfo } from "../models/registry";
 import { loadAttachedArtifacts } from "../artifacts/attached";
 import { getSkillsForRun } from "../skills/skills";
-import { hasProvider, validateToolSettings } from "../tools/toolbox";
-import type { ToolSettings } from "../tools/types";
+import { hasProvider, validateToolSettings } from "../answer/toolbox";
+import type { ToolProvider, ToolSettings } from "../../contracts/tools";
 
 /** Validation shared by every turn: model, knowledge base state, credits, extras. */
 
-export function resolveModel(c: Context<AppEnv>, id: string, path = "body.model"): ModelInfo {
+export function resolveModel(c: ServiceContext, id: string, path = "body.model"): ModelInfo {
   const model = getModel(c.env, id);
   if (!model) {
     throw badRequest(`Unknown model '${id}'; GET /api/v1/chats/models lists the supported models`, [{ path, message: "Unknown model" }]);
@@ -41,17 +40,17 @@ export interface TurnExtras {
 
 /**
  * Connected apps and delegates need their capability's tool provider
- * (src/services/tools/registry.ts): without it no slug or agent id can
+ * (src/capabilities.ts): without it no slug or agent id can
  * resolve, so naming one is refused rather than ignored. With it, the
  * provider's `validate` decides (validateToolSettings).
  */
-export function assertExtrasResolvable(extras: Pick<TurnExtras, "connector_slugs" | "delegate_agent_ids">) {
-  if (extras.connector_slugs.length && !hasProvider("connectors")) {
+export function assertExtrasResolvable(extras: Pick<TurnExtras, "connector_slugs" | "delegate_agent_ids">, providers: readonly ToolProvider[]) {
+  if (extras.connector_slugs.length && !hasProvider("connectors", providers)) {
     throw badRequest(`Unknown connector(s): ${extras.connector_slugs.join(", ")}`, [
       { path: "body.connector_slugs", message: "No connected app with this slug is available" },
     ]);
   }
-  if (extras.delegate_agent_ids.length && !hasProvider("delegation")) {
+  if (extras.delegate_agent_ids.length && !hasProvider("delegation", providers)) {
     throw badRequest(`Unknown agent(s): ${extras.delegate_agent_ids.join(", ")}`, [
       { path: "body.delegate_agent_ids", message: "No agent with this id exists" },
     ]);
@@ -87,23 +86,24 @@ export type ChatPlacement = Pick<Chat, "id" | "organizationId" | "environmentId"
  * before anything is written or any credit is spent.
  */
 export async function resolveTurnExtras(
-  c: Context<AppEnv>,
+  c: ServiceContext,
   caller: Caller,
   chat: ChatPlacement,
   input: { mode: "quick" | "deep"; websearch: boolean; extras: TurnExtras },
 ) {
-  assertExtrasResolvable(input.extras);
-  const db = c.get("db");
+  const providers = c.capabilities.tools;
+  assertExtrasResolvable(input.extras, providers);
+  const db = c.db;
   const skills = await getSkillsForRun(db, chat.tenantId, input.extras.skill_ids);
   const attachments = await loadAttachedArtifacts(db, { knowledgeBaseId: chat.knowledgeBaseId, tenantId: chat.tenantId }, input.extras.attached_artifact_ids);
   const subject = turnSubject(caller, chat);
   const toolSettings = chatToolSettings(chat, input);
-  await validateToolSettings({ db, env: c.env, chat, subject, mode: input.mode, depth: 0 }, toolSettings);
+  await validateToolSettings({ db, env: c.env, chat, subject, mode: input.mode, depth: 0 }, toolSettings, providers);
   return { skills, attachments, subject, toolSettings };
 }
 
 export async function prepareTurn(
-  c: Context<AppEnv>,
+  c: ServiceContext,
   caller: Caller,
   chat: Chat,
   kb: KnowledgeBase,
@@ -124,7 +124,7 @@ export async function prepareTurn(
     throw conflict("chat_terminated", `This chat session was terminated at ${chat.terminatedAt}; start a new chat`);
   }
   assertKnowledgeBaseActive(kb);
-  const db = c.get("db");
+  const db = c.db;
   // The credit check runs alongside the extras, but the extras' 400s still come before its 402.
   const spend = (input.spend ?? assertCanSpend(db, chat.tenantId)).then(
     () => null,
