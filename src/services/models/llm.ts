@@ -4,6 +4,7 @@ import type { Env } from "../../env";
 import { estimateTokens } from "../../lib/text";
 import type { ModelInfo } from "./registry";
 import { config, DEFAULT_OPENAI_BASE_URL } from "../../lib/config";
+import { plainTextMessages, streamChatCompletion } from "./openai-stream";
 
 /**
  * Provider models through the AI SDK's OpenAI provider, using the
@@ -116,8 +117,26 @@ async function readStream(req: StreamRequest, start: () => ReturnType<typeof str
 
 /** Streams an answer; returns the full text and usage, or throws ProviderError / the abort reason. */
 export async function streamAnswer(env: Env, info: ModelInfo, req: StreamRequest): Promise<{ text: string; usage: TokenUsage }> {
+  if (plainTextMessages(req.messages)) return streamPlain(env, info, req, req.messages);
   const { text, usage } = await readStream(req, () => streamText(streamBase(env, info, req)));
   return { text, usage };
+}
+
+/** A plain answer (text only, no tools) read straight from the provider's stream (src/services/models/openai-stream.ts). */
+async function streamPlain(env: Env, info: ModelInfo, req: StreamRequest, messages: Array<{ role: string; content: string }>): Promise<{ text: string; usage: TokenUsage }> {
+  let text = "";
+  const promptTokens = estimateTokens(req.system) + messages.reduce((s, m) => s + estimateTokens(JSON.stringify(m.content)), 0);
+  const estimate = () => ({ input_tokens: promptTokens, output_tokens: estimateTokens(text) });
+  try {
+    const { usage } = await streamChatCompletion(env, info, { ...req, messages }, (t) => (text += t));
+    if (req.signal.aborted) throw req.signal.reason;
+    return { text, usage: usageOf(usage ?? undefined, estimate()) };
+  } catch (e) {
+    if (req.signal.aborted) throw req.signal.reason ?? e;
+    const { message, retryable } = describeError(e);
+    console.warn(`model ${info.id}: ${message}`);
+    throw new ProviderError(message, text, estimate(), retryable);
+  }
 }
 
 /** A single non-streamed completion (summaries, follow-up questions, prompt improvement). */
