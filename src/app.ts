@@ -123,7 +123,9 @@ function documentApi(app: OpenAPIHono<AppEnv>) {
       version: "1.0.0",
       description:
         "Multi-tenant knowledge bases with cited answers. Errors are " +
-        '`{"error": {"code", "message", "details"?, "request_id"}}`; every response carries `X-Request-Id`.',
+        '`{"error": {"code", "message", "details"?, "request_id"}}`; every response carries `X-Request-Id`. ' +
+        "API responses also carry `X-D1-Bookmark`: send it back on the next request (same header) to read your own " +
+        "writes from a nearby database replica; a malformed value is ignored (the request then reads from the primary).",
     },
     servers: [{ url: new URL(c.req.url).origin }],
   }));

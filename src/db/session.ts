@@ -40,7 +40,8 @@ export function openSessionDb(env: { DB: D1Database; SIMULATED_D1_RTT_MS?: strin
 const sessions = new WeakMap<object, SessionDb>();
 /** A later position than the request's own session: where a chat turn's Durable Object ended (its JSON answer). */
 const laterBookmarks = new WeakMap<object, string>();
-const turnRequests = new WeakMap<object, object>();
+/** On a turn command: the request's database handle (a symbol: copied by `{ ...cmd }`, never sent to the object). */
+const REQUEST_DB = Symbol("request db");
 
 /** Registers a request's session (the middleware in src/routes/d1-session.ts). */
 export function trackRequestSession(session: SessionDb): void {
@@ -59,12 +60,12 @@ export function requestBookmark(db: Database): string | null {
 
 /** The request (its database handle) a turn command was made for: the turn's bookmark becomes the request's. */
 export function linkTurnToRequest(cmd: object, db: Database): void {
-  turnRequests.set(cmd, db);
+  (cmd as { [REQUEST_DB]?: Database })[REQUEST_DB] = db;
 }
 
 /** The bookmark a turn's Durable Object answered with (after the turn's final write). */
 export function adoptTurnBookmark(cmd: object, bookmark: string | null): void {
-  const db = turnRequests.get(cmd);
+  const db = (cmd as { [REQUEST_DB]?: Database })[REQUEST_DB];
   const b = validBookmark(bookmark);
   if (db && b) laterBookmarks.set(db, b);
 }

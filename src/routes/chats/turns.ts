@@ -56,7 +56,8 @@ const stream = route("post", "/chats/{id}/messages/stream", "query:rag", {
   operationId: "streamChatMessage", summary: "Send a message and stream the answer as Server-Sent Events",
   description:
     "Each event is `data: <json>` with a `type`: user_message, agent_thought, todo_update, sources, final_response " +
-    "(partial with isComplete false, then one with isComplete true and the whole answer), tokens, done; error ends " +
+    "(partial with isComplete false, then one with isComplete true and the whole answer), tokens, done (with `d1_bookmark`: " +
+    "send it as `X-D1-Bookmark` to read the saved answer back from a nearby replica); error ends " +
     "the stream. Heartbeats are `event: ping`. A new stream on the same chat replaces the running one.",
   request: { body: jsonBody(SendMessageBody) },
   responses: {

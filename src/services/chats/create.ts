@@ -11,7 +11,7 @@ import { assertSubjectParam, effectiveSubject } from "./access";
 import { appendMessage, createChat, getChat, publicChat, publicMessage, truncateTitle } from "./chats";
 import { storeChatImages } from "./images";
 import { readTurnState } from "./turn-reads";
-import { linkTurnToRequest, requestBookmark } from "../../db/session";
+import { requestBookmark } from "../../db/session";
 import { awaitFirstAnswer, chatIdTaken, firstMessageDigest, firstMessageOf, isSameCreate, type FirstMessage } from "./replay";
 import { answeredOrThrow, runTurnJson } from "./session";
 import { canReadShared, FORK_SEED_LIMIT, shareSafeMessages, shareSafeMetadata } from "./sharing";
@@ -215,10 +215,8 @@ export async function sendCommand(c: ServiceContext, chatId: string, body: SendM
     extras: body,
     spend,
   });
-  // The turn's session starts where this request's is (it sees the caller's writes); its JSON answer's end is the request's.
-  const command: TurnCommand = { ...cmd, chat, transcript, tabular, bookmark: requestBookmark(c.db) };
-  linkTurnToRequest(command, c.db);
-  return command;
+  // The turn's session starts where this request's is: it sees the caller's writes (nothing is written after).
+  return { ...cmd, chat, transcript, tabular, bookmark: requestBookmark(c.db) };
 }
 
 /** The turn command of a message for a chat the caller was authorized for (authorizeChat). */

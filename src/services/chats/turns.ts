@@ -5,6 +5,7 @@ import type { Chat, KnowledgeBase } from "../../db/schema";
 import { badRequest, conflict } from "../../lib/errors";
 import { actorOf, assertCanSpend } from "../billing/metering";
 import { getModel, type ModelInfo } from "../models/registry";
+import { linkTurnToRequest } from "../../db/session";
 import { loadAttachedArtifacts } from "../artifacts/attached";
 import { getSkillsForRun } from "../skills/skills";
 import { hasProvider, validateToolSettings } from "../answer/toolbox";
@@ -134,7 +135,7 @@ export async function prepareTurn(
   // New model work needs available credits; refused before any model call.
   const refused = await spend;
   if (refused) throw refused;
-  return {
+  const command: TurnCommand = {
     chatId: chat.id,
     kb,
     content: input.content,
@@ -151,5 +152,8 @@ export async function prepareTurn(
     toolSettings,
     subject,
   };
+  // A JSON answer's bookmark (after the turn's writes) becomes the request's X-D1-Bookmark (src/db/session.ts).
+  linkTurnToRequest(command, c.db);
+  return command;
 }
 
