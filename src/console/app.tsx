@@ -15,6 +15,13 @@ import { ErrorNote, Loading } from "./ui/ui";
 
 // The playground (streaming, citations) loads when first opened: the first page stays small.
 const Playground = lazy(() => import("./pages/playground/playground"));
+// Part 2, data and reach: each page is its own chunk (the chart and graph libraries load with their pages).
+const Tables = lazy(() => import("./pages/data/tables"));
+const Memory = lazy(() => import("./pages/data/memory"));
+const Embedding = lazy(() => import("./pages/data/embedding"));
+const Skills = lazy(() => import("./pages/data/skills"));
+const Usage = lazy(() => import("./pages/data/usage"));
+const Artifacts = lazy(() => import("./pages/data/artifacts"));
 
 type Page = (p: Record<string, string>) => ReactNode;
 
@@ -24,6 +31,14 @@ const ORG_PAGES: [string, Page][] = [
   ["/o/:org/kb/:kb", (p) => <Documents orgId={p.org} kbId={p.kb} />],
   ["/o/:org/kb/:kb/playground", (p) => <Playground orgId={p.org} kbId={p.kb} />],
   ["/o/:org/kb/:kb/settings", (p) => <KnowledgeBaseSettings orgId={p.org} kbId={p.kb} />],
+  // Part 2, data and reach: one block.
+  ["/o/:org/kb/:kb/tables", (p) => <Tables orgId={p.org} kbId={p.kb} />],
+  ["/o/:org/kb/:kb/artifacts", (p) => <Artifacts orgId={p.org} kbId={p.kb} />],
+  ["/o/:org/kb/:kb/artifacts/:artifact", (p) => <Artifacts orgId={p.org} kbId={p.kb} artifactId={p.artifact} />],
+  ["/o/:org/memory", (p) => <Memory orgId={p.org} />],
+  ["/o/:org/skills", (p) => <Skills orgId={p.org} />],
+  ["/o/:org/embedding", (p) => <Embedding orgId={p.org} />],
+  ["/o/:org/usage", (p) => <Usage orgId={p.org} />],
   ["/o/:org/members", (p) => <Members orgId={p.org} />],
   ["/o/:org/environments", (p) => <Environments orgId={p.org} />],
   ["/o/:org/api-keys", (p) => <ApiKeys orgId={p.org} />],

@@ -11,6 +11,16 @@ import { Button } from "./ui/ui";
  */
 const NAV: { group: string; items: { to: string; label: string }[] }[] = [
   { group: "Build", items: [{ to: "knowledge-bases", label: "Knowledge bases" }] },
+  // Part 2, data and reach (memory, skills, embedding, usage): one block.
+  {
+    group: "Run",
+    items: [
+      { to: "memory", label: "Memory" },
+      { to: "skills", label: "Skills" },
+      { to: "embedding", label: "Embedding" },
+      { to: "usage", label: "Usage and billing" },
+    ],
+  },
   {
     group: "Organization",
     items: [
