@@ -21,7 +21,7 @@ function SourceChat({ orgId, chatId }: { orgId: string; chatId: string }) {
   });
   return (
     <>
-      <Button variant="ghost" busy={open.isPending} onClick={() => open.mutate()} aria-label={`Open the chat ${chatId} this memory came from`}>
+      <Button variant="ghost" busy={open.isPending} onClick={() => open.mutate()} title={`Open the chat this memory came from (${chatId})`}>
         Source chat
       </Button>
       <ErrorNote error={open.error} />
