@@ -7,7 +7,11 @@ import { expressionInterpreter } from "vega-interpreter";
  * no inline styles, so vega-embed adds no <style> of its own; SVG, so the chart is part of the page's text.
  */
 export function drawChart(el: HTMLElement, spec: Record<string, unknown>): Promise<Result> {
-  return embed(el, spec as VisualizationSpec, {
+  // The spec says what to draw; the size is the page's: as wide as the space (a pie stays round).
+  const room = Math.max(220, Math.min(el.clientWidth - 90, 760));
+  const pie = (spec.mark as { type?: string } | undefined)?.type === "arc";
+  const sized = { width: pie ? Math.min(room, 260) : room, height: pie ? Math.min(room, 260) : 240, ...spec };
+  return embed(el, sized as VisualizationSpec, {
     ast: true,
     expr: expressionInterpreter,
     renderer: "svg",
@@ -15,6 +19,5 @@ export function drawChart(el: HTMLElement, spec: Record<string, unknown>): Promi
     defaultStyle: false,
     tooltip: false,
     logLevel: 0,
-    width: Math.max(240, Math.min(el.clientWidth - 40, 720)),
   });
 }

@@ -1,6 +1,6 @@
-import { Background, Controls, ReactFlow, type Edge, type Node } from "@xyflow/react";
+import { Background, Controls, ReactFlow, useReactFlow, type Edge, type Node } from "@xyflow/react";
 import "@xyflow/react/dist/style.css";
-import { useMemo } from "react";
+import { useEffect, useMemo, useRef, type RefObject } from "react";
 import type { MemoryGraph } from "./memory-api";
 
 /**
@@ -27,6 +27,19 @@ function layout(graph: MemoryGraph): Map<string, { x: number; y: number }> {
   return pos;
 }
 
+/** Fits the graph to its box again when the box changes size (a phone turned, a window resized). */
+function FitOnResize({ box }: { box: RefObject<HTMLDivElement | null> }) {
+  const flow = useReactFlow();
+  useEffect(() => {
+    const el = box.current;
+    if (!el) return;
+    const ro = new ResizeObserver(() => void flow.fitView({ padding: 0.2 }));
+    ro.observe(el);
+    return () => ro.disconnect();
+  }, [box, flow]);
+  return null;
+}
+
 /** The entity graph of memories (@xyflow/react): click a node to see its memories (the page lists the entities as buttons too). */
 export default function MemoryGraphView({ graph, onSelect }: { graph: MemoryGraph; onSelect: (id: string | null) => void }) {
   const { nodes, edges } = useMemo(() => {
@@ -41,8 +54,9 @@ export default function MemoryGraphView({ graph, onSelect }: { graph: MemoryGrap
     const edges: Edge[] = graph.edges.map((e) => ({ id: e.id, source: e.source, target: e.target, label: e.relation, type: "straight" }));
     return { nodes, edges };
   }, [graph]);
+  const box = useRef<HTMLDivElement>(null);
   return (
-    <div className="graph" role="group" aria-label="Memory graph: entities and how they relate">
+    <div ref={box} className="graph" role="group" aria-label="Memory graph: entities and how they relate">
       <ReactFlow
         defaultNodes={nodes}
         defaultEdges={edges}
@@ -55,6 +69,7 @@ export default function MemoryGraphView({ graph, onSelect }: { graph: MemoryGrap
       >
         <Background />
         <Controls showInteractive={false} />
+        <FitOnResize box={box} />
       </ReactFlow>
     </div>
   );

@@ -48,11 +48,13 @@ function MemoryRows({ orgId, space, memories }: { orgId: string; space: Space; m
               <tr key={m.id}>
                 <td className="wrap">{m.content}{m.entities.length > 0 && <><br /><span className="muted small">{m.entities.join(" · ")}</span></>}</td>
                 <td>{m.kind}</td>
-                <td><code>{m.subject_id}</code></td>
+                <td><code className="nowrap">{m.subject_id}</code></td>
                 <td className="nowrap">{formatDate(m.updated_at)}</td>
-                <td className="actions">
-                  {m.source_chat_id && <SourceChat orgId={orgId} chatId={m.source_chat_id} />}
-                  <Button variant="ghost" busy={remove.isPending && remove.variables === m.id} onClick={() => confirmed("Delete this memory? The assistant will no longer use it.") && remove.mutate(m.id)}>Delete</Button>
+                <td>
+                  <div className="row">
+                    {m.source_chat_id && <SourceChat orgId={orgId} chatId={m.source_chat_id} />}
+                    <Button variant="ghost" busy={remove.isPending && remove.variables === m.id} onClick={() => confirmed("Delete this memory? The assistant will no longer use it.") && remove.mutate(m.id)}>Delete</Button>
+                  </div>
                 </td>
               </tr>
             ))}
@@ -101,16 +103,13 @@ export default function MemoryPage({ orgId }: { orgId: string }) {
         <Select label="Environment" value={scope.envId ?? ""} options={scope.envs.map((e) => ({ value: e.id, label: e.name }))} onChange={(e) => scope.setEnv(e.target.value)} />
         <Select label="Tenant" value={scope.tenantId ?? ""} options={scope.tenants.map((t) => ({ value: t.id, label: t.name }))} onChange={(e) => (scope.setTenant(e.target.value), setPick("tenant"))} />
         <Select label="Memories" value={pick} options={options} onChange={(e) => (setPick(e.target.value), setNode(null), setOffset(0))} />
+        <Field label="Words in the memory" type="search" value={q} onChange={(e) => (setQ(e.target.value), setOffset(0))} />
+        <Field label="End user (external_subject_id)" value={who} onChange={(e) => (setWho(e.target.value), setOffset(0), setNode(null))} />
       </div>
       <ErrorNote error={scope.error} />
-      {scope.tenantId && <MemorySettings tenantId={scope.tenantId} />}
-      <form className="inline-form" role="search" onSubmit={(e) => e.preventDefault()}>
-        <Field label="Words in the memory" value={q} onChange={(e) => (setQ(e.target.value), setOffset(0))} />
-        <Field label="End user (external_subject_id)" value={who} onChange={(e) => (setWho(e.target.value), setOffset(0), setNode(null))} />
-      </form>
       <ErrorNote error={list.error ?? graph.error ?? all.error} />
       {list.isLoading && <Loading what="Loading memories" />}
-      {data?.disabled && <Notice>Durable memory is off for this tenant: turn it on above to keep memories.</Notice>}
+      {data?.disabled && <Notice>Durable memory is off for this tenant: turn it on in the settings below to keep memories.</Notice>}
       {data && memories === null && <Notice>This knowledge base does not keep memories of its own (its memory setting is not “Kept inside this knowledge base”).</Notice>}
       <h2>Graph</h2>
       {graph.data && graph.data.nodes.length === 0 && <Empty title="No entities yet."><p>The graph grows as end users tell the assistant things to remember (“Remember that my project code is ZEBRA-42”).</p></Empty>}
@@ -122,9 +121,9 @@ export default function MemoryPage({ orgId }: { orgId: string }) {
           <section aria-labelledby="entity-heading">
             <h3 id="entity-heading">{nodeName ? `Memories about ${nodeName}` : "Entities"}</h3>
             {!node && <p className="muted">Click a node in the graph, or an entity here, to see its memories.</p>}
-            <ul className="row" aria-label="Entities">
+            <ul className="row entity-list" aria-label="Entities">
               {graph.data.nodes.map((n) => (
-                <li key={n.id} style={{ listStyle: "none" }}>
+                <li key={n.id}>
                   <Button aria-pressed={node === n.id} onClick={() => setNode(node === n.id ? null : n.id)}>{n.name} ({n.memory_count})</Button>
                 </li>
               ))}
@@ -139,6 +138,7 @@ export default function MemoryPage({ orgId }: { orgId: string }) {
       {memories && memories.length === 0 && !data?.disabled && <Empty title="No memories match." />}
       {space && memories && memories.length > 0 && <MemoryRows orgId={orgId} space={space} memories={memories} />}
       {data && memories && <Pager total={data.total} limit={LIMIT} offset={offset} onChange={setOffset} what="memories" />}
+      {scope.tenantId && <MemorySettings tenantId={scope.tenantId} />}
     </>
   );
 }
