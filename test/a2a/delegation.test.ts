@@ -62,6 +62,8 @@ describe("delegation to registered A2A agents", () => {
     expect(src, JSON.stringify(md.sources)).toBeTruthy();
     expect(src.url).toBe(`${testServer("a2a")}/rpc`);
     expect(src.text).toContain("The Zorblax warranty lasts 7 years.");
+    // The artifact came in two appended chunks (split mid-text): the reply is the text whole, not broken at the seam.
+    expect(src.text).toContain(`Remote agent: ${question} The Zorblax warranty lasts 7 years.`);
     // The registration is marked as working.
     expect(expectStatus(await call(`/knowledge-bases/${kb.id}/a2a-agents/${reg.id}`, auth), 200)).toMatchObject({ status: "ready", last_error: null });
   });

@@ -68,7 +68,19 @@ function partText(p: Part): string {
   if (c.$case === "url") return `${p.filename || "File"}: ${c.value}`;
   return p.filename ? `[file ${p.filename}]` : "";
 }
-const partsText = (parts: Part[] | undefined) => (parts ?? []).map(partText).filter(Boolean).join("\n");
+/** Consecutive text parts are pieces of one text (a streamed reply splits words): joined as they are; other parts on lines of their own. */
+function partsText(parts: Part[] | undefined): string {
+  let out = "";
+  let prevText = false;
+  for (const p of parts ?? []) {
+    const t = partText(p);
+    if (!t) continue;
+    const isText = p.content?.$case === "text";
+    out += out && !(isText && prevText) ? `\n${t}` : t;
+    prevText = isText;
+  }
+  return out;
+}
 
 /** Collects the reply of a task or a stream: status message text and artifacts (appends honoured). */
 class Reply {
