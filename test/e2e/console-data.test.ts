@@ -172,4 +172,41 @@ describe.skipIf(!chromiumPath)("the console's data pages", () => {
     expect(await page.evaluate(`${lastBot}.textContent`)).toMatch(/1500\.75/);
     await check("embedding-widget");
   });
+
+  it("installs a catalog skill, edits an artifact into a second revision shown side by side and publishes it", async () => {
+    await page.goto(`${orgPath}/skills`);
+    const install = page.getByRole("button", { name: /^Install / }).first();
+    await install.waitFor();
+    const skill = ((await install.getAttribute("aria-label")) ?? "").replace(/^Install /, "");
+    await install.click();
+    await page.getByRole("button", { name: `Edit ${skill}` }).waitFor();
+    await check("skills");
+
+    await page.goto(`${orgPath}/kb/${setup.kb.id}/artifacts`);
+    await page.getByRole("button", { name: "New artifact" }).click();
+    await page.getByLabel("Title", { exact: true }).fill("Returns policy");
+    await page.getByLabel("Content", { exact: true }).fill("Returns within 30 days.\nRefunds in 5 business days.");
+    await page.getByRole("button", { name: "Create artifact" }).click();
+    await page.waitForURL(/\/artifacts\/[^/]+$/);
+    await page.getByLabel(/^Content/).fill("Returns within 30 days.\nRefunds in 5 business days.\nExchanges are free.");
+    await page.getByRole("button", { name: "Save a revision" }).click();
+    await page.getByText("Saved as revision 2.").waitFor();
+    await page.getByRole("region", { name: "Revision 2" }).locator(".changed", { hasText: "Exchanges are free." }).waitFor();
+    await page.getByRole("button", { name: "Publish", exact: true }).click();
+    const link = page.getByRole("link", { name: "open the published page" });
+    await link.waitFor();
+    expect(await link.getAttribute("href")).toMatch(/\/p\/[\w-]+$/);
+    await check("artifact");
+  });
+
+  it("shows credits, usage per day as a chart and the usage log with filters", async () => {
+    await page.goto(`${orgPath}/usage`);
+    await page.locator("figure.chart[data-drawn] svg").waitFor({ timeout: 20_000 });
+    await page.getByRole("cell", { name: "test-gpt" }).first().waitFor();
+    // Only what API keys and embed tokens did: the widget's answer on the embedding page.
+    await page.getByLabel("Made with").selectOption("true");
+    await page.getByRole("cell", { name: /^emb_/ }).first().waitFor();
+    expect(await page.getByRole("cell", { name: "test-gpt" }).count()).toBe(0);
+    await check("usage");
+  });
 });

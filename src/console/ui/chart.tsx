@@ -14,7 +14,17 @@ export function Chart({ spec, label }: { spec: Record<string, unknown>; label?: 
   const ref = useRef<HTMLDivElement>(null);
   const [error, setError] = useState<string | null>(null);
   const [drawn, setDrawn] = useState(false);
+  // Drawn again when its space changes much (a window resized, a phone turned): charts fit the page.
+  const [room, setRoom] = useState(0);
   useEffect(() => {
+    const el = ref.current;
+    if (!el) return;
+    const ro = new ResizeObserver(() => setRoom(Math.round(el.clientWidth / 80)));
+    ro.observe(el);
+    return () => ro.disconnect();
+  }, []);
+  useEffect(() => {
+    if (!room) return;
     let finalize: (() => void) | undefined;
     let cancelled = false;
     setError(null);
@@ -32,7 +42,7 @@ export function Chart({ spec, label }: { spec: Record<string, unknown>; label?: 
       cancelled = true;
       finalize?.();
     };
-  }, [spec]);
+  }, [spec, room]);
   const name = label ?? titleOf(spec) ?? "Chart";
   return (
     <figure className="chart" aria-label={name} data-drawn={drawn || undefined}>

@@ -11,10 +11,18 @@ function Editor({ artifact, onSaved }: { artifact: Artifact; onSaved: (a: Artifa
   const [f, setF] = useState({ title: artifact.title, summary: artifact.summary, content: artifact.content });
   useEffect(() => setF({ title: artifact.title, summary: artifact.summary, content: artifact.content }), [artifact]);
   const save = useMutation({
-    mutationFn: () => {
-      // Content changes are edits (the API replaces text it finds); the whole old text is one edit.
-      const edits = f.content !== artifact.content ? [{ oldText: artifact.content, newText: f.content }] : undefined;
-      return unwrap(api.PATCH("/api/v1/artifacts/{id}", { params: { path: { id: artifact.id } }, body: { title: f.title, summary: f.summary, ...(edits ? { edits } : {}) } }));
+    // The API takes a title/summary change or content edits, each as one revision: both are sent when both
+    // changed. Content changes are edits (the API replaces text it finds); the whole old text is one edit.
+    mutationFn: async () => {
+      const path = { params: { path: { id: artifact.id } } };
+      let saved = artifact;
+      if (f.title !== artifact.title || f.summary !== artifact.summary) {
+        saved = await unwrap(api.PATCH("/api/v1/artifacts/{id}", { ...path, body: { title: f.title, summary: f.summary } }));
+      }
+      if (f.content !== artifact.content) {
+        saved = await unwrap(api.PATCH("/api/v1/artifacts/{id}", { ...path, body: { edits: [{ oldText: artifact.content, newText: f.content }] } }));
+      }
+      return saved;
     },
     onSuccess: onSaved,
   });
