@@ -51,15 +51,15 @@ function Credits({ orgId }: { orgId: string }) {
 }
 
 /** Credits and answers per day for the last two weeks: one summary per day (the API's date filters). */
-function OverTime({ orgId, tenantId }: { orgId: string; tenantId: string }) {
+function OverTime({ orgId, tenantId, isApiKey }: { orgId: string; tenantId: string; isApiKey?: "true" | "false" }) {
   const days = useMemo(() => lastDays(DAYS), []);
   const series = useQuery({
-    queryKey: ["usage-days", orgId, tenantId, days[0]],
+    queryKey: ["usage-days", orgId, tenantId, isApiKey, days[0]],
     refetchInterval: LIVE_MS,
     queryFn: () =>
       Promise.all(
         days.map(async (d) => {
-          const query = { start_date: d, end_date: d };
+          const query = { start_date: d, end_date: d, is_api_key: isApiKey };
           const s = tenantId
             ? await unwrap(api.GET("/api/v1/billing/tenants/{tenantId}/usage/summary", { params: { path: { tenantId }, query } }))
             : await unwrap(api.GET("/api/v1/billing/organizations/{orgId}/usage/summary", { params: { path: { orgId }, query } }));
@@ -118,7 +118,7 @@ export default function Usage({ orgId }: { orgId: string }) {
         <Field label="To (UTC)" type="date" value={to} onChange={(e) => reset(setTo)(e.target.value)} />
         <Select label="Made with" value={who} onChange={(e) => reset(setWho)(e.target.value)} options={[{ value: "", label: "Keys and sessions" }, { value: "true", label: "API keys and embed tokens" }, { value: "false", label: "Signed-in sessions" }]} />
       </div>
-      <OverTime orgId={orgId} tenantId={tenantId} />
+      <OverTime orgId={orgId} tenantId={tenantId} isApiKey={query.is_api_key} />
       <h2>Usage log</h2>
       <ErrorNote error={logs.error} />
       {logs.isLoading && <Loading />}
