@@ -103,6 +103,18 @@ describe.skipIf(!chromiumPath)("the console's data pages", () => {
       await readmeShot(page, readme.name);
     }
     await page.setViewportSize(PHONE);
+    // Charts and the graph fit their new space (ResizeObserver, then a redraw).
+    await page.waitForTimeout(300);
+    const overflow = (await page.evaluate("document.documentElement.scrollWidth - window.innerWidth")) as number;
+    if (overflow > 1) {
+      const wide = await page.evaluate(
+        "[...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > innerWidth + 1).slice(0, 8)" +
+          ".map((e) => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right))",
+      );
+      console.log(`${name} sticks out:`, wide);
+    }
+    expect(overflow, `${name} is wider than the phone`).toBeLessThanOrEqual(1);
+    expect(await seriousViolations(page), `axe on ${name} (phone)`).toEqual([]);
     await shoot(page, name);
     await page.setViewportSize(DESKTOP);
   }

@@ -38,7 +38,7 @@ function MemoryRows({ orgId, space, memories }: { orgId: string; space: Space; m
   return (
     <>
       <ErrorNote error={remove.error} />
-      <div className="table-wrap">
+      <div className="table-wrap" tabIndex={0} role="region" aria-label="Memories">
         <table className="table">
           <thead>
             <tr><th scope="col">Memory</th><th scope="col">Kind</th><th scope="col">End user</th><th scope="col">Updated</th><th scope="col"><span className="sr-only">Actions</span></th></tr>

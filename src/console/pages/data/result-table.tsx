@@ -1,7 +1,7 @@
 /** Rows of a query result (or a chat's data preview) as an accessible table. */
 export function ResultTable({ columns, rows, caption }: { columns: string[]; rows: (string | number | null)[][]; caption: string }) {
   return (
-    <div className="table-wrap">
+    <div className="table-wrap" tabIndex={0} role="region" aria-label={caption}>
       <table className="table">
         <caption className="sr-only">{caption}</caption>
         <thead>

@@ -33,7 +33,7 @@ function Credits({ orgId }: { orgId: string }) {
             <div><dt>Available</dt><dd>{b.available_credits}</dd></div>
           </dl>
           <p className="muted small">Period {formatDate(b.period.start)} – {formatDate(b.period.end)} · {b.status}</p>
-          <div className="table-wrap">
+          <div className="table-wrap" tabIndex={0} role="region" aria-label="Credits per tenant">
             <table className="table">
               <caption className="sr-only">Credits per tenant</caption>
               <thead><tr><th scope="col">Tenant</th><th scope="col">Pool</th><th scope="col">Used</th><th scope="col">Available</th></tr></thead>
@@ -124,7 +124,7 @@ export default function Usage({ orgId }: { orgId: string }) {
       {logs.isLoading && <Loading />}
       {logs.data && (
         <>
-          <div className="table-wrap">
+          <div className="table-wrap" tabIndex={0} role="region" aria-label="Usage log">
             <table className="table">
               <caption className="sr-only">Usage log</caption>
               <thead><tr><th scope="col">When</th><th scope="col">Operation</th><th scope="col">Model</th><th scope="col">Tokens (in / out)</th><th scope="col">Credits</th><th scope="col">By</th></tr></thead>
