@@ -38,6 +38,35 @@ function Minted({ token }: { token: Schemas["EmbedToken"] }) {
   );
 }
 
+function TryIt({ kb, subject, title, setTitle }: { kb: { id: string; tenant_id: string }; subject: string; title: string; setTitle: (t: string) => void }) {
+  const tryIt = useMutation({ mutationFn: () => tryWidget({ tenantId: kb.tenant_id, kbId: kb.id, subject }, { title, color: "#1d4ed8" }) });
+  // Leaving the page hides the widget (it stays loaded for the next visit).
+  useEffect(() => hideWidget, []);
+  return (
+    <section className="card" aria-labelledby="try-heading">
+      <h2 id="try-heading">Try it here</h2>
+      <p>Loads the widget on this page, with tokens minted for this console's origin ({window.location.origin}) as your own end user. Ask a question in the chat at the bottom right.</p>
+      <Field label="Widget title" value={title} onChange={(e) => setTitle(e.target.value)} />
+      <Button variant="primary" busy={tryIt.isPending} onClick={() => tryIt.mutate()}>Try the widget</Button>
+      <ErrorNote error={tryIt.error} />
+    </section>
+  );
+}
+
+function Snippets({ tag, backend }: { tag: string; backend: string }) {
+  return (
+    <section className="card" aria-labelledby="snippet-heading">
+      <h2 id="snippet-heading">Your page</h2>
+      <p>Before <code>&lt;/body&gt;</code>:</p>
+      <pre className="snippet" data-testid="snippet">{tag}</pre>
+      <CopyButton text={tag} label="Copy the script tag" />
+      <p>Your backend's <code>/kb-token</code> (Node shown; any language works the same way):</p>
+      <pre className="snippet">{backend}</pre>
+      <CopyButton text={backend} label="Copy the backend code" />
+    </section>
+  );
+}
+
 /** Embedding: the widget's snippet, a token minted for listed origins, and the widget tried live on this page. */
 export default function Embedding({ orgId }: { orgId: string }) {
   const scope = useScope(orgId);
@@ -55,10 +84,6 @@ export default function Embedding({ orgId }: { orgId: string }) {
     mutationFn: () =>
       unwrap(api.POST("/api/v1/embed/tokens", { body: { tenant_id: kb!.tenant_id, knowledge_base_id: kb!.id, external_subject_id: subject || undefined, allowed_origins: originList, ttl_seconds: Number(ttl) } })),
   });
-  const tryIt = useMutation({
-    mutationFn: () => tryWidget({ tenantId: kb!.tenant_id, kbId: kb!.id, subject: `console-${me.data?.user.id ?? "user"}` }, { title, color: "#1d4ed8" }),
-  });
-  useEffect(() => hideWidget, []);
   const s = kb ? snippets(kb, originList, title) : null;
   return (
     <>
@@ -81,23 +106,9 @@ export default function Embedding({ orgId }: { orgId: string }) {
               <Button type="submit" variant="primary" busy={mint.isPending}>Mint token</Button>
               {mint.data && <Minted token={mint.data} />}
             </form>
-            <section className="card" aria-labelledby="try-heading">
-              <h2 id="try-heading">Try it here</h2>
-              <p>Loads the widget on this page, with tokens minted for this console's origin ({window.location.origin}) as your own end user. Ask a question in the chat at the bottom right.</p>
-              <Field label="Widget title" value={title} onChange={(e) => setTitle(e.target.value)} />
-              <Button variant="primary" busy={tryIt.isPending} onClick={() => tryIt.mutate()}>Try the widget</Button>
-              <ErrorNote error={tryIt.error} />
-            </section>
+            <TryIt kb={kb} subject={`console-${me.data?.user.id ?? "user"}`} title={title} setTitle={setTitle} />
           </div>
-          <section className="card" aria-labelledby="snippet-heading">
-            <h2 id="snippet-heading">Your page</h2>
-            <p>Before <code>&lt;/body&gt;</code>:</p>
-            <pre className="snippet" data-testid="snippet">{s.tag}</pre>
-            <CopyButton text={s.tag} label="Copy the script tag" />
-            <p>Your backend's <code>/kb-token</code> (Node shown; any language works the same way):</p>
-            <pre className="snippet">{s.backend}</pre>
-            <CopyButton text={s.backend} label="Copy the backend code" />
-          </section>
+          <Snippets tag={s.tag} backend={s.backend} />
         </>
       )}
     </>

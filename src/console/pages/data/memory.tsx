@@ -5,7 +5,7 @@ import { navigate } from "../../router";
 import { useScope } from "../../session";
 import { Button, confirmed, Empty, ErrorNote, Field, Loading, Notice, PageHeader, Pager, Select, formatDate } from "../../ui/ui";
 import { useKnowledgeBases } from "../knowledge-bases";
-import { deleteMemory, listMemories, memoriesOfNode, memoryGraph, type Memory, type Space } from "./memory-api";
+import { deleteMemory, listMemories, memoriesOfNode, memoryGraph, type Memory, type MemoryGraph, type Space } from "./memory-api";
 import { MemorySettings } from "./memory-settings";
 
 // The graph library loads with the graph.
@@ -65,6 +65,33 @@ function MemoryRows({ orgId, space, memories }: { orgId: string; space: Space; m
   );
 }
 
+/** The graph, and the memories of the node clicked in it (or of its entity button). */
+function GraphSection({ graph, node, setNode, memories, loading }: { graph: MemoryGraph; node: string | null; setNode: (id: string | null) => void; memories: Memory[] | null; loading: boolean }) {
+  const nodeName = graph.nodes.find((n) => n.id === node)?.name;
+  const ofNode = node && memories ? memoriesOfNode(graph, node, memories) : null;
+  return (
+    <div className="split">
+      <Suspense fallback={<Loading what="Drawing the graph" />}>
+        <MemoryGraphView key={JSON.stringify(graph)} graph={graph} onSelect={setNode} />
+      </Suspense>
+      <section aria-labelledby="entity-heading">
+        <h3 id="entity-heading">{nodeName ? `Memories about ${nodeName}` : "Entities"}</h3>
+        {!node && <p className="muted">Click a node in the graph, or an entity here, to see its memories.</p>}
+        <ul className="row entity-list" aria-label="Entities">
+          {graph.nodes.map((n) => (
+            <li key={n.id}>
+              <Button aria-pressed={node === n.id} onClick={() => setNode(node === n.id ? null : n.id)}>{n.name} ({n.memory_count})</Button>
+            </li>
+          ))}
+        </ul>
+        {node && loading && <Loading />}
+        {ofNode && <ul data-testid="node-memories">{ofNode.map((m) => <li key={m.id}>{m.content}</li>)}</ul>}
+        {ofNode && !ofNode.length && <p className="muted">No memory of this entity is visible to you.</p>}
+      </section>
+    </div>
+  );
+}
+
 function useSpace(orgId: string) {
   const scope = useScope(orgId);
   const kbs = useKnowledgeBases(scope.tenantId);
@@ -93,8 +120,6 @@ export default function MemoryPage({ orgId }: { orgId: string }) {
   const all = useQuery({ queryKey: [...key, "all", filters.external_subject_id], enabled: !!space && !!node, queryFn: () => listMemories(space!, { limit: 200, offset: 0, external_subject_id: filters.external_subject_id }) });
   const data = list.data;
   const memories = data?.memories ?? null;
-  const nodeName = graph.data?.nodes.find((n) => n.id === node)?.name;
-  const ofNode = node && graph.data && all.data?.memories ? memoriesOfNode(graph.data, node, all.data.memories) : null;
   return (
     <>
       <PageHeader title="Memory" />
@@ -113,27 +138,7 @@ export default function MemoryPage({ orgId }: { orgId: string }) {
       {data && memories === null && <Notice>This knowledge base does not keep memories of its own (its memory setting is not “Kept inside this knowledge base”).</Notice>}
       <h2>Graph</h2>
       {graph.data && graph.data.nodes.length === 0 && <Empty title="No entities yet."><p>The graph grows as end users tell the assistant things to remember (“Remember that my project code is ZEBRA-42”).</p></Empty>}
-      {graph.data && graph.data.nodes.length > 0 && (
-        <div className="split">
-          <Suspense fallback={<Loading what="Drawing the graph" />}>
-            <MemoryGraphView key={JSON.stringify(graph.data)} graph={graph.data} onSelect={setNode} />
-          </Suspense>
-          <section aria-labelledby="entity-heading">
-            <h3 id="entity-heading">{nodeName ? `Memories about ${nodeName}` : "Entities"}</h3>
-            {!node && <p className="muted">Click a node in the graph, or an entity here, to see its memories.</p>}
-            <ul className="row entity-list" aria-label="Entities">
-              {graph.data.nodes.map((n) => (
-                <li key={n.id}>
-                  <Button aria-pressed={node === n.id} onClick={() => setNode(node === n.id ? null : n.id)}>{n.name} ({n.memory_count})</Button>
-                </li>
-              ))}
-            </ul>
-            {node && all.isLoading && <Loading />}
-            {ofNode && <ul data-testid="node-memories">{ofNode.map((m) => <li key={m.id}>{m.content}</li>)}</ul>}
-            {ofNode && !ofNode.length && <p className="muted">No memory of this entity is visible to you.</p>}
-          </section>
-        </div>
-      )}
+      {graph.data && graph.data.nodes.length > 0 && <GraphSection graph={graph.data} node={node} setNode={setNode} memories={all.data?.memories ?? null} loading={all.isLoading} />}
       <h2>Memories</h2>
       {memories && memories.length === 0 && !data?.disabled && <Empty title="No memories match." />}
       {space && memories && memories.length > 0 && <MemoryRows orgId={orgId} space={space} memories={memories} />}
