@@ -45,11 +45,3 @@ export function deleteMemory(space: Space, memoryId: string) {
     ? unwrap(api.DELETE("/api/v1/tenants/{id}/memories/{memoryId}", { params }))
     : unwrap(api.DELETE("/api/v1/knowledge-bases/{id}/memories/{memoryId}", { params }));
 }
-
-/** The memories a graph node stands for: those whose edges touch it, or that name its entity. */
-export function memoriesOfNode(graph: MemoryGraph, nodeId: string, memories: Memory[]): Memory[] {
-  const node = graph.nodes.find((n) => n.id === nodeId);
-  const ids = new Set(graph.edges.filter((e) => e.source === nodeId || e.target === nodeId).map((e) => e.memory_id));
-  const name = node?.name.toLowerCase();
-  return memories.filter((m) => ids.has(m.id) || (name !== undefined && m.entities.some((e) => e.toLowerCase() === name)));
-}

@@ -5,7 +5,8 @@ import { navigate } from "../../router";
 import { useScope } from "../../session";
 import { Button, confirmed, Empty, ErrorNote, Field, Loading, Notice, PageHeader, Pager, Select, formatDate } from "../../ui/ui";
 import { useKnowledgeBases } from "../knowledge-bases";
-import { deleteMemory, listMemories, memoriesOfNode, memoryGraph, type Memory, type MemoryGraph, type Space } from "./memory-api";
+import { deleteMemory, listMemories, memoryGraph, type Memory, type MemoryGraph, type Space } from "./memory-api";
+import { memoriesOfNode } from "./memory-select";
 import { MemorySettings } from "./memory-settings";
 
 // The graph library loads with the graph.
