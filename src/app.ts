@@ -4,6 +4,7 @@ import { bodyLimit } from "hono/body-limit";
 import { requestId } from "hono/request-id";
 import { getPath } from "hono/utils/url";
 import { authenticate } from "./auth/middleware";
+import { CAPABILITIES } from "./capabilities";
 import { rateLimit } from "./auth/rate-limit";
 import { openDb } from "./db/client";
 import { cors } from "./lib/cors";
@@ -146,6 +147,7 @@ export function createApp() {
   app.use("*", cors);
   app.use("*", async (c, next) => {
     c.set("db", openDb(c.env));
+    c.set("capabilities", CAPABILITIES);
     c.set("caller", null as never); // set by authenticate on /api/v1
     await next();
   });
@@ -156,7 +158,7 @@ export function createApp() {
   // Signed upload/download URLs: outside /api/v1, no credentials (the signature is one).
   app.route("/", signedUrlRoutes);
   // The embeddable chat widget (GET /widget.js) and its development demo (GET /embed/demo).
-  app.route("/", widgetRoutes);
+  app.route("/", widgetRoutes((request, env, ctx) => app.fetch(request, env, ctx)));
   // The consent page of the MCP endpoint's OAuth server (/oauth/authorize); the provider serves the rest (src/index.ts).
   app.route("/", oauthConsentRoutes);
 

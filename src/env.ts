@@ -10,14 +10,14 @@ export interface Env {
   /** Document processing and cleanup (queue `kb-ingest`, consumed by this Worker). */
   INGEST_QUEUE: Queue<unknown>;
   /** The local vector index: one Durable Object per knowledge base. */
-  LOCAL_VECTOR_INDEX: DurableObjectNamespace<import("./services/vector-index/local").LocalVectorIndex>;
+  LOCAL_VECTOR_INDEX: DurableObjectNamespace<DurableObjectOf<"LocalVectorIndex">>;
   /** Cloudflare Vectorize index (production; used when VECTOR_INDEX=vectorize). */
   VECTORIZE?: Vectorize;
   /** Workers AI (used when EMBEDDING_PROVIDER=workers-ai). */
   AI?: Ai;
-  CHAT_SESSION: DurableObjectNamespace<import("./durable/chat-session").ChatSession>;
+  CHAT_SESSION: DurableObjectNamespace<DurableObjectOf<"ChatSession">>;
   /** The supervisor: one Durable Object whose alarm re-drives work whose lease lapsed (README "Crash safety"). */
-  SUPERVISOR: DurableObjectNamespace<import("./durable/supervisor").Supervisor>;
+  SUPERVISOR: DurableObjectNamespace<DurableObjectOf<"Supervisor">>;
 
   /** `development` (default), `test` or `production`. */
   ENVIRONMENT?: string;
@@ -114,7 +114,7 @@ export interface Env {
 
   // ---- Agents (src/services/agents) ----
   /** One Durable Object per scheduled agent: holds the alarm of its next occurrence. */
-  AGENT_SCHEDULER: DurableObjectNamespace<import("./durable/agent-scheduler").AgentScheduler>;
+  AGENT_SCHEDULER: DurableObjectNamespace<DurableObjectOf<"AgentScheduler">>;
 
   // ---- External (A2A) agents (src/services/a2a) ----
   /** Limit of one delegation to an external A2A agent, ms (default 60000). */
@@ -122,7 +122,7 @@ export interface Env {
 
   // ---- Connected data (see README "Connected data") ----
   /** One SQLite-backed Durable Object per knowledge base: the tables loaded from its CSV, XLSX and JSON documents. */
-  KB_TABLES: DurableObjectNamespace<import("./services/tables/store").KbTables>;
+  KB_TABLES: DurableObjectNamespace<DurableObjectOf<"KbTables">>;
 
   // ---- Connectors (README "Connectors") ----
   /** Secret: JSON `{"<slug>": {"client_id", "client_secret"}}`, the OAuth app of each connector. */
@@ -134,6 +134,24 @@ export interface Env {
   /** Clients, grants and tokens of the OAuth authorization server (@cloudflare/workers-oauth-provider). */
   OAUTH_KV: KVNamespace;
 }
+
+/**
+ * The Durable Object classes behind the bindings above, by name. This file only describes bindings: each
+ * class registers its own type where it is defined, by declaration merging
+ *
+ *   declare module "../env" { interface DurableObjectClasses { ChatSession: ChatSession } }
+ *
+ * so a binding's stub is typed by its class (RPC methods included) while nothing below the entry points
+ * imports the class itself.
+ */
+export interface DurableObjectClasses {}
+
+/** The class registered under `name`, or a plain (fetch-only) Durable Object until it is. */
+export type DurableObjectOf<K extends string> = K extends keyof DurableObjectClasses
+  ? DurableObjectClasses[K] extends Rpc.DurableObjectBranded
+    ? DurableObjectClasses[K]
+    : undefined
+  : undefined;
 
 type AppBindings = Env;
 declare global {

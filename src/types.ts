@@ -1,4 +1,5 @@
 import type { Caller } from "./auth/caller";
+import type { Capabilities } from "./contracts/tools";
 import type { Database } from "./db/client";
 import type { Env } from "./env";
 
@@ -14,5 +15,7 @@ export type AppEnv = {
      * always have a caller. Public handlers use `optionalCaller(c)`.
      */
     caller: Caller;
+    /** The capability registry (src/capabilities.ts), set once by the app for its services. */
+    capabilities: Capabilities;
   };
 };

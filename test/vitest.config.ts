@@ -21,6 +21,7 @@ export const WORKER_GROUPS: Record<string, string[]> = {
  * - `paced`: the same Worker with local-extractive pacing its partial answers
  *   (LOCAL_MODEL_TOKEN_DELAY_MS) and fast heartbeats, so stop, replacement,
  *   disconnect and heartbeats are exercised deterministically (test/paced/);
+ * - `lint`: the layer lint against scratch copies of src/ (test/lint/);
  * - `e2e`: Node tests that drive `wrangler dev` with a real browser (test/e2e/).
  */
 
@@ -171,6 +172,8 @@ export default defineConfig(async () => {
           plugins: [workers({ LOCAL_MODEL_TOKEN_DELAY_MS: "25", SSE_HEARTBEAT_MS: "1000" })],
           test: { ...common, name: "paced", include: ["test/paced/**/*.test.ts"] },
         },
+        // The layer lint's own test: scratch copies of src/ with deliberate violations (Node, no Worker).
+        { test: { root, name: "lint", environment: "node", include: ["test/lint/**/*.test.ts"], testTimeout: 30_000 } },
         {
           test: {
             root,

@@ -15,6 +15,12 @@ import { ErrorNote, Loading } from "./ui/ui";
 
 // The playground (streaming, citations) loads when first opened: the first page stays small.
 const Playground = lazy(() => import("./pages/playground/playground"));
+// Agents and tools (part 2): each loads when first opened.
+const Agents = lazy(() => import("./pages/agents/index").then((m) => ({ default: m.Agents })));
+const AgentDetail = lazy(() => import("./pages/agents/detail").then((m) => ({ default: m.AgentDetail })));
+const McpServers = lazy(() => import("./pages/mcp/index").then((m) => ({ default: m.McpServers })));
+const Connectors = lazy(() => import("./pages/connectors").then((m) => ({ default: m.Connectors })));
+const A2aAgents = lazy(() => import("./pages/a2a-agents").then((m) => ({ default: m.A2aAgents })));
 // Part 2, data and reach: each page is its own chunk (the chart and graph libraries load with their pages).
 const Tables = lazy(() => import("./pages/data/tables"));
 const Memory = lazy(() => import("./pages/data/memory"));
@@ -31,6 +37,12 @@ const ORG_PAGES: [string, Page][] = [
   ["/o/:org/kb/:kb", (p) => <Documents orgId={p.org} kbId={p.kb} />],
   ["/o/:org/kb/:kb/playground", (p) => <Playground orgId={p.org} kbId={p.kb} />],
   ["/o/:org/kb/:kb/settings", (p) => <KnowledgeBaseSettings orgId={p.org} kbId={p.kb} />],
+  // Agents and tools
+  ["/o/:org/agents", (p) => <Agents orgId={p.org} />],
+  ["/o/:org/agents/:agent", (p) => <AgentDetail orgId={p.org} agentId={p.agent} />],
+  ["/o/:org/mcp-servers", (p) => <McpServers orgId={p.org} />],
+  ["/o/:org/connectors", (p) => <Connectors orgId={p.org} />],
+  ["/o/:org/a2a-agents", (p) => <A2aAgents orgId={p.org} />],
   // Part 2, data and reach: one block.
   ["/o/:org/kb/:kb/tables", (p) => <Tables orgId={p.org} kbId={p.kb} />],
   ["/o/:org/kb/:kb/artifacts", (p) => <Artifacts orgId={p.org} kbId={p.kb} />],

@@ -11,9 +11,18 @@ import { Button } from "./ui/ui";
  */
 const NAV: { group: string; items: { to: string; label: string }[] }[] = [
   { group: "Build", items: [{ to: "knowledge-bases", label: "Knowledge bases" }] },
+  {
+    group: "Agents and tools",
+    items: [
+      { to: "agents", label: "Agents" },
+      { to: "mcp-servers", label: "MCP servers" },
+      { to: "connectors", label: "Connected apps" },
+      { to: "a2a-agents", label: "External agents" },
+    ],
+  },
   // Part 2, data and reach (memory, skills, embedding, usage): one block.
   {
-    group: "Run",
+    group: "Operate",
     items: [
       { to: "memory", label: "Memory" },
       { to: "skills", label: "Skills" },
@@ -121,7 +130,7 @@ export function Shell({ me, orgId, children }: { me: Me; orgId?: string; childre
                 <ul>
                   {g.items.map((i) => {
                     const to = `/o/${orgId}/${i.to}`;
-                    const current = path === to || (i.to === "knowledge-bases" && path.startsWith(`/o/${orgId}/kb/`));
+                    const current = path === to || path.startsWith(`${to}/`) || (i.to === "knowledge-bases" && path.startsWith(`/o/${orgId}/kb/`));
                     return (
                       <li key={i.to}>
                         <Link to={to} aria-current={current ? "page" : undefined}>

@@ -19,6 +19,13 @@ interface FirePayload {
  * then runs this one (runOccurrence is exactly-once per occurrence).
  * RPC methods return plain JSON (see STACK-WAVE2 on DO RPC types).
  */
+
+declare module "../env" {
+  interface DurableObjectClasses {
+    AgentScheduler: AgentScheduler;
+  }
+}
+
 export class AgentScheduler extends Agent<Cloudflare.Env> {
   async onStart(): Promise<void> {
     // workerd may lose ctx.id.name when an alarm wakes the object after a restart (STACK.md §5).

@@ -1,15 +1,16 @@
 import { DurableObject } from "cloudflare:workers";
+import { CAPABILITIES } from "../capabilities";
+import type { TurnCommand, TurnOutcome } from "../contracts/chat-session";
 import { openDb, type Database } from "../db/client";
-import type { KnowledgeBase } from "../db/schema";
 import type { Env } from "../env";
 import { config } from "../lib/config";
 import { runTurn, type TurnDeps, type TurnRequest, type TurnResult } from "../services/answer/turn";
-import { TurnAbort, type TurnEvent } from "../services/answer/types";
+import { TurnAbort, type TurnEvent } from "../contracts/turn";
 import type { Actor } from "../services/billing/metering";
 import { getChat, publicMessage } from "../services/chats/chats";
 import { getKnowledgeBase } from "../services/knowledge-bases";
 import { getModel } from "../services/models/registry";
-import { emptyToolSettings } from "../services/tools/types";
+import { emptyToolSettings } from "../contracts/tools";
 
 /**
  * One Durable Object per chat (named by the chat id). It owns the chat's live
@@ -21,44 +22,6 @@ import { emptyToolSettings } from "../services/tools/types";
  * The Worker authorizes and validates every request before it gets here; the
  * DO is reachable only through its binding.
  */
-export interface TurnCommand {
-  chatId: string;
-  /** The chat's knowledge base as the Worker loaded and checked it (saves the Durable Object a query). */
-  kb?: KnowledgeBase;
-  content: string;
-  modelId: string;
-  mode: "quick" | "deep";
-  websearch: boolean;
-  actor: Actor;
-  operation: "chat" | "fast_query" | "agent_run";
-  stream: boolean;
-  /** What the turn's toolbox may use (src/services/tools). Absent = nothing beyond knowledge-base search. */
-  toolSettings?: import("../services/tools/types").ToolSettings;
-  /** The end user the turn acts for (`user:…`, `ext:…`, `key:…`): memories and connections are theirs. */
-  subject?: string;
-  /** Extra system instructions (an agent's goal and instructions, `always` skills are in `skills`). */
-  instructions?: string | null;
-  /** The agent run this turn belongs to (agent runs only). */
-  runId?: string | null;
-  /** 1 inside a delegate: it may not delegate further. */
-  depth?: number;
-  chunkCount?: number;
-  skills?: TurnRequest["skills"];
-  attachments?: TurnRequest["attachments"];
-  /** Images stored with the first message (R2 keys, for the model; URLs, for the record). */
-  images?: Array<{ url: string; key: string; mediaType: string }>;
-  /** The user message's id, when fixed by the caller (a chat's first turn: a retried create finds it). */
-  userMessageId?: string;
-}
-
-export interface TurnOutcome {
-  user_message: ReturnType<typeof publicMessage>;
-  assistant_message: ReturnType<typeof publicMessage>;
-  usage: TurnResult["usage"];
-  status: TurnResult["status"];
-  sources: TurnResult["sources"];
-  error?: TurnResult["error"];
-}
 
 interface ActiveTurn {
   controller: AbortController;
@@ -70,6 +33,13 @@ const SSE_HEADERS = {
   "Cache-Control": "no-cache, no-transform",
   "X-Accel-Buffering": "no",
 };
+
+
+declare module "../env" {
+  interface DurableObjectClasses {
+    ChatSession: ChatSession;
+  }
+}
 
 export class ChatSession extends DurableObject<Env> {
   private active: ActiveTurn | null = null;
@@ -97,7 +67,7 @@ export class ChatSession extends DurableObject<Env> {
     const db = openDb(this.env);
     const req = await this.turnRequest(db, cmd);
     if (!req) return Response.json({ error: { code: "not_found", message: "Chat not found" } }, { status: 404 });
-    const deps = { db, env: this.env };
+    const deps = { db, env: this.env, capabilities: CAPABILITIES };
     return cmd.stream ? this.streamed(deps, req, request.signal) : this.answered(deps, req);
   }
 

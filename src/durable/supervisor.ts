@@ -10,6 +10,13 @@ import { runRecoveryPass } from "../services/recovery/supervisor";
  * an alarm that fell due while the service was down fires as soon as it is back (the recovery pass at
  * start-up). RPC methods return plain JSON.
  */
+
+declare module "../env" {
+  interface DurableObjectClasses {
+    Supervisor: Supervisor;
+  }
+}
+
 export class Supervisor extends DurableObject<Env> {
   /** A pass no later than `atMs`; returns the alarm time now set. */
   async wake(atMs: number): Promise<{ alarm_at: number }> {

@@ -79,16 +79,8 @@ const pageFields = { total: z.number().int(), limit: z.number().int(), offset: z
 export const pageSchema = <K extends string, T extends z.ZodType>(key: K, item: T) =>
   z.object({ [key]: z.array(item), ...pageFields } as { [P in K]: z.ZodArray<T> } & typeof pageFields);
 
-/** One page's body for `pageSchema(key, …)`: the rows under `key` in their public form, the total and the page asked for. */
-export function pageBody<K extends string, R, V>(
-  key: K,
-  page: { rows: R[]; total: number },
-  asked: { limit: number; offset: number },
-  view: (row: R) => V,
-) {
-  const items = { [key]: page.rows.map(view) } as { [P in K]: V[] };
-  return { ...items, total: page.total, limit: asked.limit, offset: asked.offset };
-}
+export { pageBody } from "./page-body";
+
 
 /** A boolean in a query string: `true`/`false`/`1`/`0`. */
 export const queryBoolean = z

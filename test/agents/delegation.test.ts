@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { createDb } from "../../src/db/client";
 import type { Chat, KnowledgeBase } from "../../src/db/schema";
 import { delegationProvider } from "../../src/services/delegation/provider";
-import { emptyToolSettings, type TurnScope } from "../../src/services/tools/types";
+import { emptyToolSettings, type TurnScope } from "../../src/contracts/tools";
 import { call, createKb, createOrg, createTenant, expectError, expectStatus } from "../helpers";
 import { kbWithDocument } from "../chats/chat-helpers";
 import { uploadFile, waitForDocument } from "../documents/doc-helpers";

@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import { createDb } from "../../src/db/client";
 import { connectorToolProvider } from "../../src/services/connectors/provider";
-import type { Tool, TurnScope } from "../../src/services/tools/types";
+import type { Tool, TurnScope } from "../../src/contracts/tools";
 import { call, expectStatus, fetchWorker, testServer, type Auth } from "../helpers";
 
 export const SLUGS = ["github", "google-drive", "notion", "slack", "linear", "jira"] as const;

@@ -2,10 +2,10 @@ import { env } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
 import { createDb } from "../../src/db/client";
 import { chats, knowledgeBases } from "../../src/db/schema";
-import type { Emit, TurnEvent } from "../../src/services/answer/types";
+import type { Emit, TurnEvent } from "../../src/contracts/turn";
 import { appendMessage } from "../../src/services/chats/chats";
 import { memoryAfterTurn, memoryContext } from "../../src/services/memory/turn";
-import { emptyToolSettings, type TurnScope } from "../../src/services/tools/types";
+import { emptyToolSettings, type TurnScope } from "../../src/contracts/tools";
 import { call, createKb, expectStatus, type Auth, type TestOrg } from "../helpers";
 
 export const db = () => createDb(env.DB);

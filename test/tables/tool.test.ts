@@ -5,7 +5,7 @@ import { buildChart } from "../../src/services/tables/chart";
 import { listKbTables } from "../../src/services/tables/service";
 import { sqlProvider, sqlQueryTool } from "../../src/services/tables/tool";
 import { getKnowledgeBase } from "../../src/services/knowledge-bases";
-import { TOOL_PROVIDERS } from "../../src/services/tools/registry";
+import { TOOL_PROVIDERS } from "../../src/capabilities";
 import { call, createKb, createOrg, expectStatus } from "../helpers";
 import { db } from "../documents/doc-helpers";
 import { newChat, readSse, streamMessage } from "../chats/chat-helpers";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { TurnResources } from "../../src/services/tools/resources";
+import { TurnResources } from "../../src/contracts/resources";
 
 describe("TurnResources", () => {
   it("creates a value once per key, re-creates it after a failed creation or a drop, and closes everything at the end", async () => {

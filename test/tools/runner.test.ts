@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { SourceLedger } from "../../src/services/answer/sources";
 import { TOOL_RESULT_MAX_CHARS, ToolRunner } from "../../src/services/answer/tool-runner";
-import type { TurnEvent } from "../../src/services/answer/types";
-import { assembleToolbox } from "../../src/services/tools/toolbox";
-import type { Tool, ToolProvider, TurnScope } from "../../src/services/tools/types";
+import type { TurnEvent } from "../../src/contracts/turn";
+import { assembleToolbox } from "../../src/services/answer/toolbox";
+import type { Tool, ToolProvider, TurnScope } from "../../src/contracts/tools";
 
 const scope = { chat: { id: "c" }, subject: "user:u", depth: 0 } as unknown as TurnScope;
 const tool = (over: Partial<Tool>): Tool => ({

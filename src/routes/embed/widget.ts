@@ -1,10 +1,9 @@
-import { Hono, type Context } from "hono";
+import { Hono, type Context, type ExecutionContext as HonoExecutionContext } from "hono";
 import { getCookie, setCookie } from "hono/cookie";
 import { sha256Hex, randomToken } from "../../lib/crypto";
 import { escapeHtml, PAGE_SECURITY_HEADERS } from "../../lib/html";
 import { demoEnabled, ensureDemo } from "../../services/embed/demo";
 import { mintEmbedToken, publicEmbedToken } from "../../services/embed/tokens";
-import type { createApp } from "../../app";
 import type { AppEnv } from "../../types";
 
 /**
@@ -78,7 +77,8 @@ async function demoToken(c: Context<AppEnv>) {
   const origin = c.req.header("Origin");
   // Only the demo page itself (same origin) gets tokens: no other site can mint through it.
   if (origin !== undefined && origin !== own) return c.json({ error: { code: "forbidden", message: "Cross-origin request refused" } }, 403);
-  const app = await internalApp();
+  const fetchApp = appFetch;
+  if (!fetchApp) throw new Error("widgetRoutes: mounted without the app");
   const { userId, kb } = await ensureDemo(c, (method, path, opts = {}) => {
     const headers: Record<string, string> = { ...opts.headers };
     if (opts.cookie) headers.Cookie = opts.cookie;
@@ -87,7 +87,7 @@ async function demoToken(c: Context<AppEnv>) {
       body = JSON.stringify(opts.body);
       headers["Content-Type"] = "application/json";
     }
-    return Promise.resolve(app.fetch(new Request(new URL(path, own), { method, headers, body }), c.env, c.executionCtx));
+    return Promise.resolve(fetchApp(new Request(new URL(path, own), { method, headers, body }), c.env, c.executionCtx));
   });
   // Each browser is one end user of the demo (a random id in a cookie), so its chat survives reloads.
   let visitor = getCookie(c, DEMO_COOKIE);
@@ -104,14 +104,11 @@ async function demoToken(c: Context<AppEnv>) {
   return c.json(publicEmbedToken(token, record), 201, { "Cache-Control": "no-store" });
 }
 
-// The app itself, for the demo's provisioning requests (imported lazily: app.ts mounts these routes).
-let appPromise: Promise<ReturnType<typeof createApp>> | null = null;
-function internalApp() {
-  appPromise ??= import("../../app").then((m) => m.createApp());
-  return appPromise;
-}
+/** The app's own fetch, for the demo's provisioning requests (handed in by app.ts, which mounts these routes). */
+type AppFetch = (request: Request, env: AppEnv["Bindings"], ctx: HonoExecutionContext) => Response | Promise<Response>;
+let appFetch: AppFetch | null = null;
 
-export const widgetRoutes = new Hono<AppEnv>()
-  .get("/widget.js", widget)
-  .get("/embed/demo", demoPage)
-  .post("/embed/demo/token", demoToken);
+export function widgetRoutes(fetchApp: AppFetch) {
+  appFetch = fetchApp;
+  return new Hono<AppEnv>().get("/widget.js", widget).get("/embed/demo", demoPage).post("/embed/demo/token", demoToken);
+}

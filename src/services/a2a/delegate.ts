@@ -3,7 +3,7 @@ import type { Message, Part, StreamResponse, Task } from "@a2a-js/sdk";
 import { a2aAgents, type A2aAgent } from "../../db/schema";
 import type { Env } from "../../env";
 import { assertResolvesPublic, assertUrlAllowed, guardPolicy } from "../../lib/url-guard";
-import { registerDelegateResolver, type DelegateResolver, type DelegationOrigin, type DelegationResult } from "../delegation/types";
+import { type DelegateResolver, type DelegationOrigin, type DelegationResult } from "../delegation/types";
 import { headersOf, metadataOf, recordCallOutcome } from "./registrations";
 
 /**
@@ -256,4 +256,3 @@ export const a2aDelegates: DelegateResolver = {
   },
 };
 
-registerDelegateResolver(a2aDelegates);

@@ -1,5 +1,5 @@
 import { and, desc, eq, gte } from "drizzle-orm";
-import type { TurnCommand, TurnOutcome } from "../../durable/chat-session";
+import type { TurnCommand, TurnOutcome } from "../../contracts/chat-session";
 import type { Database } from "../../db/client";
 import { messages, type AgentRun } from "../../db/schema";
 import type { Env } from "../../env";

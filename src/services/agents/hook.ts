@@ -1,4 +1,4 @@
-import type { AfterTurnHook } from "../tools/types";
+import type { AfterTurnHook } from "../../contracts/tools";
 import { finishRun, publicRun } from "./runs";
 
 /**

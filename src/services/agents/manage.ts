@@ -5,7 +5,7 @@ import type { AppEnv } from "../../types";
 import { tenantFor } from "../tenants";
 import { archiveAgent, createAgent, deployAgent, getAgent, listAgents, publicAgent, setScheduleEnabled, type AgentConfigInput } from "./agents";
 import { armSchedule } from "./scheduler";
-import { pageBody } from "../../lib/openapi";
+import { pageBody } from "../../lib/page-body";
 
 /**
  * What the agents API does for its caller, around the agent records: every change that touches the

@@ -11,7 +11,7 @@ import { getKnowledgeBase } from "../knowledge-bases";
 import { assertActive } from "./agents";
 import { executeRunJson, executeRunStream } from "./execute";
 import { cancelRun, chatAgentId, getRun, listRuns, publicRun, visibleRun, startRun, type RunViewer, type StartRun } from "./runs";
-import { pageBody } from "../../lib/openapi";
+import { pageBody } from "../../lib/page-body";
 import { runViewerOf } from "../../auth/policy";
 
 /** What the runs API does for its caller: start a run (JSON or stream), list, read and stop runs. */

@@ -1,12 +1,12 @@
 import { and, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
-import type { TurnCommand, TurnOutcome } from "../../durable/chat-session";
+import type { TurnCommand, TurnOutcome } from "../../contracts/chat-session";
 import type { Database } from "../../db/client";
 import { agentRuns, type Agent, type AgentRun, type Chat, type KnowledgeBase, type RunStatus, type RunTrigger, type RunUsage } from "../../db/schema";
 import { newId } from "../../lib/ids";
 import { nowIso } from "../../lib/time";
 import type { Actor } from "../billing/metering";
 import { createChat, seedMessages } from "../chats/chats";
-import { emptyToolSettings } from "../tools/types";
+import { emptyToolSettings } from "../../contracts/tools";
 import { pageOf } from "../../db/page";
 import { leaseUntil } from "../recovery/leases";
 import { buildSnapshot } from "./snapshot";

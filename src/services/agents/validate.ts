@@ -7,8 +7,7 @@ import type { AppEnv } from "../../types";
 import { and, eq, inArray } from "drizzle-orm";
 import { resolveModel } from "../chats/turns";
 import { serversOfOrganization } from "../mcp/servers";
-import { TOOL_PROVIDERS } from "../tools/registry";
-import { emptyToolSettings, type ToolSettings } from "../tools/types";
+import { emptyToolSettings, type ToolSettings } from "../../contracts/tools";
 
 /**
  * Every up-front check of an agent's configuration (400 naming the field): the model, skills active in the
@@ -87,7 +86,7 @@ async function assertByProviders(c: Context<AppEnv>, owner: AgentOwner, cfg: Age
     depth: 0,
     agentId: owner.id,
   };
-  for (const p of TOOL_PROVIDERS) if (p.validate) await p.validate(scope, settings);
+  for (const p of c.get("capabilities").tools) if (p.validate) await p.validate(scope, settings);
 }
 
 export async function validateConfig(c: Context<AppEnv>, owner: AgentOwner, cfg: AgentConfig): Promise<void> {

@@ -3,16 +3,18 @@ import type { Message, Source, TurnUsage } from "../../db/schema";
 import type { Env } from "../../env";
 import type { TokenUsage } from "../models/llm";
 import { LOCAL_MODEL_ID, type ModelInfo } from "../models/registry";
-import type { Toolbox } from "../tools/toolbox";
-import type { ToolSettings, TurnScope } from "../tools/types";
+import type { Toolbox } from "./toolbox";
+import type { Capabilities, ToolSettings, TurnScope } from "../../contracts/tools";
 import type { PromptExtras } from "./prompt";
 import type { SourceLedger } from "./sources";
 import type { ToolRunner } from "./tool-runner";
-import type { Emit, StopReason } from "./types";
+import type { Emit, StopReason } from "../../contracts/turn";
 
 export interface TurnDeps {
   db: Database;
   env: Env;
+  /** The registered providers (src/capabilities.ts), handed in by the entry point that runs the turn. */
+  capabilities: Capabilities;
 }
 
 /**

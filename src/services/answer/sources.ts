@@ -1,5 +1,5 @@
 import type { Source } from "../../db/schema";
-import { passagesToSources, type Passage } from "./types";
+import { passagesToSources, type Passage } from "../../contracts/turn";
 
 /** Most sources one answer may cite (initial retrieval plus every tool result). */
 export const MAX_TURN_SOURCES = 40;

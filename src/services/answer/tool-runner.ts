@@ -1,8 +1,8 @@
 import type { Source } from "../../db/schema";
 import { newId } from "../../lib/ids";
-import type { Tool, ToolOrigin, ToolOutput, TurnScope } from "../tools/types";
+import type { Tool, ToolOrigin, ToolOutput, TurnScope } from "../../contracts/tools";
 import type { SourceLedger } from "./sources";
-import type { Emit } from "./types";
+import type { Emit } from "../../contracts/turn";
 
 /** Budgets of one tool call (API-DECISIONS "One agent loop with a toolbox"). */
 export const TOOL_CALL_TIMEOUT_MS = 30_000;

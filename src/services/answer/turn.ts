@@ -6,9 +6,9 @@ import { checkAfter, LEASE_MS, leaseUntil } from "../recovery/leases";
 import { wakeSupervisor } from "../recovery/supervisor";
 import { AnswerCheckpoint } from "./checkpoint";
 import { ProviderError } from "../models/llm";
-import { assembleToolbox, type Toolbox } from "../tools/toolbox";
-import { TurnResources } from "../tools/resources";
-import type { TurnScope } from "../tools/types";
+import { assembleToolbox, type Toolbox } from "./toolbox";
+import { TurnResources } from "../../contracts/resources";
+import type { TurnScope } from "../../contracts/tools";
 import { isLocal, publishSources, type TurnContext, type TurnDeps, type TurnRequest, type TurnResult } from "./context";
 import { sanitizeCitations } from "./prompt";
 import { SourceLedger } from "./sources";
@@ -17,7 +17,7 @@ import { generateStage } from "./stages/generate";
 import { historyStage } from "./stages/history";
 import { planStage } from "./stages/plan";
 import { ToolRunner } from "./tool-runner";
-import { TurnAbort, type Emit } from "./types";
+import { TurnAbort, type Emit } from "../../contracts/turn";
 
 export type { TurnDeps, TurnRequest, TurnResult } from "./context";
 
@@ -35,7 +35,7 @@ export type { TurnDeps, TurnRequest, TurnResult } from "./context";
 export async function runTurn(deps: TurnDeps, req: TurnRequest, emit: Emit, signal: AbortSignal): Promise<TurnResult> {
   const scope = turnScope(deps, req);
   // The toolbox does not depend on the user message: assembled while it is written (it never rejects).
-  const toolbox = assembleToolbox(scope, req.tools);
+  const toolbox = assembleToolbox(scope, req.tools, deps.capabilities.tools);
   // The answer's id is known from the start: its checkpoints, the turn's lease and the final write share it.
   const assistantId = newId("msg");
   const userMessage = await beginTurn(

@@ -1,17 +1,13 @@
 import { and, eq, inArray } from "drizzle-orm";
 import type { Database } from "../../db/client";
-import { artifacts, type ArtifactType } from "../../db/schema";
+import { artifacts } from "../../db/schema";
 import { badRequest } from "../../lib/errors";
+import type { AttachedArtifact } from "../../contracts/turn";
 
 /** Specification, "Limits": attached artifacts per turn. */
 export const MAX_ATTACHED_ARTIFACTS = 20;
 
-export interface AttachedArtifact {
-  id: string;
-  title: string;
-  type: ArtifactType;
-  content: string;
-}
+export type { AttachedArtifact };
 
 /**
  * For chat turns (`attached_artifact_ids` on POST /chats and POST

@@ -1,4 +1,5 @@
 import { eq } from "drizzle-orm";
+import type { Actor } from "../../contracts/tools";
 import type { Caller } from "../../auth/caller";
 import type { Database } from "../../db/client";
 import { isUniqueViolation } from "../../db/errors";
@@ -8,6 +9,7 @@ import { ApiError, notFound } from "../../lib/errors";
 import { newId } from "../../lib/ids";
 import { nowIso } from "../../lib/time";
 import { priceMicro, type ModelPricing } from "../models/registry";
+export type { Actor } from "../../contracts/tools";
 
 /**
  * THE metering path. Every credit-consuming operation (chat turns, fast
@@ -24,10 +26,6 @@ import { priceMicro, type ModelPricing } from "../models/registry";
  */
 
 /** The identity behind a metered call, as stored on usage logs. */
-export interface Actor {
-  apiKeyId?: string | null;
-  userId?: string | null;
-}
 
 export function actorOf(caller: Caller | null | undefined): Actor {
   if (!caller) return {};

@@ -4,7 +4,7 @@ import type { CreateChatBody, SendMessageBody } from "../../routes/chats/schemas
 import { ApiError, notFound } from "../../lib/errors";
 import { newId } from "../../lib/ids";
 import type { Chat, KnowledgeBase } from "../../db/schema";
-import type { TurnCommand } from "../../durable/chat-session";
+import type { TurnCommand } from "../../contracts/chat-session";
 import type { ModelInfo } from "../models/registry";
 import type { AppEnv } from "../../types";
 import { assertCanSpend } from "../billing/metering";

@@ -3,7 +3,7 @@ import { badRequest } from "../../lib/errors";
 import type { KnowledgeBase } from "../../db/schema";
 import type { AppEnv } from "../../types";
 import { followUpQuestions, improvePrompt, type ImproveCategory } from "../answer/assist";
-import { createRetriever } from "../answer/retriever";
+import { createRetriever } from "../retrieval/retriever";
 import { actorOf, assertCanSpend } from "../billing/metering";
 import { knowledgeBaseFor } from "../knowledge-bases";
 import { assertSubjectParam, authorizeChat } from "./access";
@@ -37,7 +37,7 @@ export async function fastQuery(c: Context<AppEnv>, body: FastQueryInput) {
   const db = c.get("db");
   const kb = await queryableKnowledgeBase(c, body.knowledge_base_id);
   const model = resolveModel(c, body.model);
-  assertExtrasResolvable({ connector_slugs: body.connector_slugs, delegate_agent_ids: [] });
+  assertExtrasResolvable({ connector_slugs: body.connector_slugs, delegate_agent_ids: [] }, c.get("capabilities").tools);
   let chat;
   let spend: Promise<void> | undefined;
   if (body.chat_id) {

@@ -1,4 +1,4 @@
-import type { TurnCommand, TurnOutcome } from "../../durable/chat-session";
+import type { TurnCommand, TurnOutcome } from "../../contracts/chat-session";
 import type { Env } from "../../env";
 import { ApiError } from "../../lib/errors";
 

@@ -1,4 +1,4 @@
-import type { TurnEvent } from "../answer/types";
+import type { TurnEvent } from "../../contracts/turn";
 
 /**
  * The events of a streamed turn (the chat Durable Object's SSE, or a run's), parsed block by block:

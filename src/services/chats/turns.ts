@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import type { Caller } from "../../auth/caller";
-import type { TurnCommand } from "../../durable/chat-session";
+import type { TurnCommand } from "../../contracts/chat-session";
 import type { Chat, KnowledgeBase } from "../../db/schema";
 import { badRequest, conflict } from "../../lib/errors";
 import type { AppEnv } from "../../types";
@@ -8,8 +8,8 @@ import { actorOf, assertCanSpend } from "../billing/metering";
 import { getModel, type ModelInfo } from "../models/registry";
 import { loadAttachedArtifacts } from "../artifacts/attached";
 import { getSkillsForRun } from "../skills/skills";
-import { hasProvider, validateToolSettings } from "../tools/toolbox";
-import type { ToolSettings } from "../tools/types";
+import { hasProvider, validateToolSettings } from "../answer/toolbox";
+import type { ToolProvider, ToolSettings } from "../../contracts/tools";
 
 /** Validation shared by every turn: model, knowledge base state, credits, extras. */
 
@@ -41,17 +41,17 @@ export interface TurnExtras {
 
 /**
  * Connected apps and delegates need their capability's tool provider
- * (src/services/tools/registry.ts): without it no slug or agent id can
+ * (src/capabilities.ts): without it no slug or agent id can
  * resolve, so naming one is refused rather than ignored. With it, the
  * provider's `validate` decides (validateToolSettings).
  */
-export function assertExtrasResolvable(extras: Pick<TurnExtras, "connector_slugs" | "delegate_agent_ids">) {
-  if (extras.connector_slugs.length && !hasProvider("connectors")) {
+export function assertExtrasResolvable(extras: Pick<TurnExtras, "connector_slugs" | "delegate_agent_ids">, providers: readonly ToolProvider[]) {
+  if (extras.connector_slugs.length && !hasProvider("connectors", providers)) {
     throw badRequest(`Unknown connector(s): ${extras.connector_slugs.join(", ")}`, [
       { path: "body.connector_slugs", message: "No connected app with this slug is available" },
     ]);
   }
-  if (extras.delegate_agent_ids.length && !hasProvider("delegation")) {
+  if (extras.delegate_agent_ids.length && !hasProvider("delegation", providers)) {
     throw badRequest(`Unknown agent(s): ${extras.delegate_agent_ids.join(", ")}`, [
       { path: "body.delegate_agent_ids", message: "No agent with this id exists" },
     ]);
@@ -92,13 +92,14 @@ export async function resolveTurnExtras(
   chat: ChatPlacement,
   input: { mode: "quick" | "deep"; websearch: boolean; extras: TurnExtras },
 ) {
-  assertExtrasResolvable(input.extras);
+  const providers = c.get("capabilities").tools;
+  assertExtrasResolvable(input.extras, providers);
   const db = c.get("db");
   const skills = await getSkillsForRun(db, chat.tenantId, input.extras.skill_ids);
   const attachments = await loadAttachedArtifacts(db, { knowledgeBaseId: chat.knowledgeBaseId, tenantId: chat.tenantId }, input.extras.attached_artifact_ids);
   const subject = turnSubject(caller, chat);
   const toolSettings = chatToolSettings(chat, input);
-  await validateToolSettings({ db, env: c.env, chat, subject, mode: input.mode, depth: 0 }, toolSettings);
+  await validateToolSettings({ db, env: c.env, chat, subject, mode: input.mode, depth: 0 }, toolSettings, providers);
   return { skills, attachments, subject, toolSettings };
 }
 

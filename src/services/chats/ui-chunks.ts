@@ -1,6 +1,6 @@
 import type { UIMessageChunk } from "ai";
 import type { Source } from "../../db/schema";
-import type { TurnEvent } from "../answer/types";
+import type { TurnEvent } from "../../contracts/turn";
 
 /**
  * A chat turn's events as AI SDK UI message stream chunks (protocol v1, what `useChat` and

@@ -1,5 +1,5 @@
 import { ApiError } from "../../lib/errors";
-import type { Tool, ToolProvider } from "../tools/types";
+import type { Tool, ToolProvider } from "../../contracts/tools";
 import { connectorBySlug } from "./catalog";
 import { ownerKeyOfSubject } from "./connections";
 import { ProviderError } from "./types";

@@ -1,5 +1,5 @@
 import type { JSONSchema7 } from "ai";
-import type { Passage } from "../answer/types";
+import type { Passage } from "../../contracts/turn";
 
 /**
  * One connector of the catalog (src/services/connectors/catalog/<slug>.ts):

@@ -1,9 +1,7 @@
 import { badRequest, type ErrorDetail } from "../../lib/errors";
-import type { Tool, ToolProvider, TurnScope, ValidationScope } from "../tools/types";
-import { agentDelegates } from "./agents";
-import { registerDelegateResolver, resolverFor, type DelegationOrigin } from "./types";
+import type { Tool, ToolProvider, TurnScope, ValidationScope } from "../../contracts/tools";
+import { resolverFor, type DelegationOrigin } from "./types";
 
-registerDelegateResolver(agentDelegates);
 
 const agentIdOf = (settings: unknown): string | null => ((settings ?? {}) as { agent_id?: string }).agent_id ?? null;
 

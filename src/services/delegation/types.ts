@@ -1,12 +1,12 @@
 import type { Database } from "../../db/client";
 import type { Env } from "../../env";
-import type { Passage } from "../answer/types";
+import type { Passage } from "../../contracts/turn";
 import type { Actor } from "../billing/metering";
 
 /**
  * THE delegation interface (one hop). A delegate id's prefix picks its
- * resolver: `agt_` → our own agents (./agents.ts), `a2a_` → registered A2A
- * agents (the A2A feature registers its resolver with the same shape). The
+ * resolver: `agt_` → our own agents (src/services/agents/delegates.ts), `a2a_` →
+ * registered A2A agents (src/services/a2a/delegate.ts); src/capabilities.ts registers both. The
  * delegation tool provider (./provider.ts) and agent creation both go through
  * `resolverFor`, so chats' `delegate_agent_ids`, agents' `delegate_agent_ids`
  * and `a2a_agent_ids` obey the same rules.

@@ -3,6 +3,10 @@ import type { Env } from "../../env";
 import { checkAfter, LEASE_MS } from "../recovery/leases";
 import { wakeSupervisor } from "../recovery/supervisor";
 
+
+/** Attempts per queued document before it is marked failed (API-DECISIONS.md). */
+export const MAX_ATTEMPTS = 3;
+
 /** Messages on the `kb-ingest` queue. */
 export type ProcessMessage = { type: "process"; document_id: string; seq: number };
 /** Drain the garbage list (stored files and vectors of removed rows). */

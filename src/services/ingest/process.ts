@@ -19,10 +19,9 @@ import { checkAfter, heartbeat, HEARTBEAT_MS, LEASE_MS, leaseUntil } from "../re
 import { wakeSupervisor } from "../recovery/supervisor";
 import { PermanentIngestError } from "./errors";
 import { indexChunks } from "./index-chunks";
-import type { ProcessMessage } from "./messages";
+import { MAX_ATTEMPTS, type ProcessMessage } from "./messages";
 
-/** Attempts per queued document before it is marked failed (API-DECISIONS.md). */
-export const MAX_ATTEMPTS = 3;
+export { MAX_ATTEMPTS };
 
 export type ProcessOutcome =
   | { kind: "processed"; chunkCount: number }

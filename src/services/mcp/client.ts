@@ -8,7 +8,7 @@ import { assertMcpUrl, mcpFetch, type FetchObservations } from "./guard";
 import { McpAuthRequired, safeMessage } from "./oauth";
 import { getMcpServer, saveManifest, setMcpStatus, updateMcpServer } from "./servers";
 import { freshAccessToken } from "./refresh";
-import type { TurnResources } from "../tools/resources";
+import type { TurnResources } from "../../contracts/resources";
 
 /**
  * Connecting to a registered MCP server with the SDK (loaded only here, on

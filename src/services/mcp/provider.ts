@@ -1,6 +1,6 @@
 import type { JSONSchema7 } from "ai";
 import type { McpServer } from "../../db/schema";
-import type { Tool, ToolProvider } from "../tools/types";
+import type { Tool, ToolProvider } from "../../contracts/tools";
 import { callServerTool, discoverTools } from "./client";
 import { assertNoForeignServers, getMcpServer, manifestIsStale, serversOfOrganization } from "./servers";
 

@@ -1,8 +1,8 @@
 import { sql } from "drizzle-orm";
-import type { Passage } from "../answer/types";
+import type { Passage } from "../../contracts/turn";
 import { assertCanSpend, recordUsage } from "../billing/metering";
 import { getModel } from "../models/registry";
-import type { AfterTurnHook, ContextProvider, TurnScope } from "../tools/types";
+import type { AfterTurnHook, ContextProvider, TurnScope } from "../../contracts/tools";
 import { extractableText, extractByRules, extractWithModel, worthAsking, type Extracted } from "./extract";
 import { forgetMatching, setSourceMessage, writeMemory } from "./memories";
 import { recallMemories, type RecalledMemory } from "./recall";

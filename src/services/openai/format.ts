@@ -1,5 +1,5 @@
 import type { Source, TurnUsage } from "../../db/schema";
-import type { TurnEvent } from "../answer/types";
+import type { TurnEvent } from "../../contracts/turn";
 import { turnEvents } from "../chats/turn-events";
 import type { CompletionAnswer } from "./completions";
 

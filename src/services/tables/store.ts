@@ -33,6 +33,13 @@ function tooCostly(bound: { rows: number; weight: number; cost: number }, timeou
   return `The query's expressions could build values of up to ${Math.round((bound.weight * 64) / 1024)} KB on each of about ${bound.rows.toExponential(1)} rows, ${within}; use fewer or smaller replace()/printf()/concatenations`;
 }
 
+
+declare module "../../env" {
+  interface DurableObjectClasses {
+    KbTables: KbTables;
+  }
+}
+
 export class KbTables extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);

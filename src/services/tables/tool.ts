@@ -1,7 +1,7 @@
 import { ApiError } from "../../lib/errors";
 import type { KnowledgeBase } from "../../db/schema";
-import type { Passage } from "../answer/types";
-import type { Tool, ToolCallContext, ToolOutput, ToolProvider } from "../tools/types";
+import type { Passage } from "../../contracts/turn";
+import type { Tool, ToolCallContext, ToolOutput, ToolProvider } from "../../contracts/tools";
 import { describeAggregate, planAggregate, type AggregatePlan } from "./aggregate";
 import { buildChart, CHART_INPUT_PROPERTIES, chartRequest } from "./chart";
 import type { Cell } from "./infer";

@@ -1,37 +1,10 @@
 import type { Env } from "../../env";
 import { ingestConfig } from "../../lib/config";
 import { localVectorIndex } from "./local";
+import type { VectorIndex } from "./types";
 import { vectorizeIndex } from "./vectorize";
 
-/**
- * The vector index behind one interface. Vectors live in a namespace per
- * knowledge base, so a query can never return another knowledge base's (or
- * tenant's) vectors. Ids are chunk ids. Matches are candidates only: callers
- * join them to D1, which decides what is searchable (active generation, not
- * deleted).
- */
-export interface VectorRecord {
-  id: string;
-  documentId: string;
-  values: number[] | Float32Array;
-}
-
-export interface VectorMatch {
-  id: string;
-  /** Cosine similarity. */
-  score: number;
-}
-
-export interface VectorIndex {
-  readonly name: "local" | "vectorize";
-  /** The largest topK one query may ask for. */
-  readonly maxTopK: number;
-  upsert(knowledgeBaseId: string, records: VectorRecord[]): Promise<void>;
-  query(knowledgeBaseId: string, vector: number[] | Float32Array, topK: number): Promise<VectorMatch[]>;
-  deleteByIds(knowledgeBaseId: string, ids: string[]): Promise<void>;
-  /** Removes every vector of a knowledge base at once; false when the implementation can only delete by id. */
-  dropKnowledgeBase(knowledgeBaseId: string): Promise<boolean>;
-}
+export type { VectorIndex, VectorMatch, VectorRecord } from "./types";
 
 /** VECTOR_INDEX: `local` (default) or `vectorize` (needs the VECTORIZE binding). */
 export function vectorIndexFor(env: Env): VectorIndex {

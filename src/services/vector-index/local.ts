@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../env";
-import type { VectorIndex, VectorMatch } from "./index";
+import type { VectorIndex, VectorMatch } from "./types";
 
 /** Same ceiling as Vectorize without metadata, so callers behave alike on both. */
 export const LOCAL_MAX_TOP_K = 100;
@@ -24,6 +24,13 @@ function normalized(values: ArrayLike<number>): Float32Array {
  * Memory: count x dimensions x 4 bytes (20,000 x 512 = 40 MB), within the
  * Durable Object's 128 MB.
  */
+
+declare module "../../env" {
+  interface DurableObjectClasses {
+    LocalVectorIndex: LocalVectorIndex;
+  }
+}
+
 export class LocalVectorIndex extends DurableObject<Env> {
   private loaded = false;
   private dims = 0;

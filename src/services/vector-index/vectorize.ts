@@ -1,4 +1,4 @@
-import type { VectorIndex } from "./index";
+import type { VectorIndex } from "./types";
 
 /**
  * Cloudflare Vectorize. Documented limits honoured here: at most 1,000 vectors

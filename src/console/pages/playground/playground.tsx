@@ -7,6 +7,7 @@ import { KbHeader, useKnowledgeBase } from "../kb-header";
 import { TurnView } from "./answer";
 import { ChatActions } from "./chat-actions";
 import { useConversation, type Mode } from "./use-conversation";
+import { ToolsPanel, type ToolChoice } from "./tools-panel";
 
 const CHATS_PAGE = 50;
 
@@ -50,6 +51,7 @@ export default function Playground({ orgId, kbId }: { orgId: string; kbId: strin
   const [model, setModel] = useState("");
   const [mode, setMode] = useState<Mode>("quick");
   const [text, setText] = useState("");
+  const [tools, setTools] = useState<ToolChoice>({ mcpServerIds: [], delegateIds: [] });
   const open = (id: string | null) => navigate(`/o/${orgId}/kb/${kbId}/playground${id ? `?chat=${id}` : ""}`);
   const talk = useConversation({ kbId, tenantId: kb.data?.tenant_id, chatId, open });
   const chat = talk.history.data?.chat;
@@ -64,7 +66,7 @@ export default function Playground({ orgId, kbId }: { orgId: string; kbId: strin
   const ask = async (question: string) => {
     if (!question.trim() || !kb.data || !model || talk.streaming) return;
     setText("");
-    if (!(await talk.ask(question, model, mode))) setText(question);
+    if (!(await talk.ask(question, model, mode, tools))) setText(question);
   };
   const refresh = () => {
     void qc.invalidateQueries({ queryKey: ["chats", kbId] });
@@ -95,6 +97,7 @@ export default function Playground({ orgId, kbId }: { orgId: string; kbId: strin
           <form className="composer" onSubmit={(e) => (e.preventDefault(), void ask(text))}>
             <label htmlFor="question" className="sr-only">Question</label>
             <textarea id="question" rows={3} placeholder="Ask about your documents…" value={text} onChange={(e) => setText(e.target.value)} onKeyDown={(e) => e.key === "Enter" && !e.shiftKey && (e.preventDefault(), void ask(text))} />
+            <ToolsPanel orgId={orgId} kbId={kbId} chatId={chatId} choice={tools} set={setTools} />
             <div className="composer-bar">
               <Select label="Mode" value={mode} onChange={(e) => setMode(e.target.value as Mode)} options={[{ value: "quick", label: "Quick" }, { value: "deep", label: "Deep" }]} />
               <Select label="Model" value={model} onChange={(e) => setModel(e.target.value)} options={available.map((m) => ({ value: m.id, label: m.display_name }))} />

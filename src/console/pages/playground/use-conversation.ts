@@ -3,11 +3,12 @@ import { useEffect, useRef, useState } from "react";
 import { api, unwrap } from "../../api/client";
 import { newId } from "./chat-actions";
 import { applyEvent, readEvents, turnFromMessage, type Turn } from "./stream";
+import type { ToolChoice } from "./tools-panel";
 
 export type Mode = "quick" | "deep";
 
 /** Streams one answer into the last turn; resolves when the stream ends. */
-async function streamAnswer(chatId: string, body: { content: string; model: string; agent_mode: Mode }, signal: AbortSignal, update: (f: (t: Turn) => Turn) => void) {
+async function streamAnswer(chatId: string, body: { content: string; model: string; agent_mode: Mode; delegate_agent_ids?: string[] }, signal: AbortSignal, update: (f: (t: Turn) => Turn) => void) {
   const { data, error, response } = await api.POST("/api/v1/chats/{id}/messages/stream", { params: { path: { id: chatId } }, body, parseAs: "stream", signal });
   if (!response.ok || !data) {
     const message = (error as { error?: { message?: string } } | undefined)?.error?.message ?? `The question was refused (HTTP ${response.status}).`;
@@ -59,10 +60,12 @@ export function useConversation({ kbId, tenantId, chatId, open }: { kbId: string
   const update = (f: (t: Turn) => Turn) => setTurns((cur) => [...cur.slice(0, -1), f(cur[cur.length - 1])]);
 
   /** The chat to ask in: the open one, or a new one (then opened). */
-  const chatFor = async (question: string, model: string, mode: Mode): Promise<string> => {
+  const chatFor = async (question: string, model: string, mode: Mode, tools?: ToolChoice): Promise<string> => {
     if (chatId) return chatId;
     const id = newId();
     await unwrap(api.POST("/api/v1/chats", { body: { id, tenant_id: tenantId!, knowledge_base_id: kbId, model, agent_mode: mode, title: question.slice(0, 80) } }));
+    // MCP servers chosen before the chat existed are enabled on it now.
+    if (tools?.mcpServerIds.length) await unwrap(api.PATCH("/api/v1/chats/{id}/mcp-servers", { params: { path: { id } }, body: { enabled_mcp_server_ids: tools.mcpServerIds } }));
     streamingFor.current = id;
     open(id);
     return id;
@@ -78,12 +81,12 @@ export function useConversation({ kbId, tenantId, chatId, open }: { kbId: string
   };
 
   /** Asks; false when the question could not even be sent (the caller keeps the text). */
-  const ask = async (question: string, model: string, mode: Mode): Promise<boolean> => {
+  const ask = async (question: string, model: string, mode: Mode, tools?: ToolChoice): Promise<boolean> => {
     setError(null);
     setFollowUps([]);
     let id: string;
     try {
-      id = await chatFor(question, model, mode);
+      id = await chatFor(question, model, mode, tools);
     } catch (e) {
       setError(e);
       return false;
@@ -95,7 +98,8 @@ export function useConversation({ kbId, tenantId, chatId, open }: { kbId: string
     setStreaming(true);
     abort.current = new AbortController();
     try {
-      await streamAnswer(id, { content: question, model, agent_mode: mode }, abort.current.signal, update);
+      const delegates = tools?.delegateIds.length ? { delegate_agent_ids: tools.delegateIds } : {};
+      await streamAnswer(id, { content: question, model, agent_mode: mode, ...delegates }, abort.current.signal, update);
       await suggest(id);
     } catch (e) {
       const stopped = (e as Error).name === "AbortError";

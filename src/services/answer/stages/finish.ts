@@ -1,9 +1,8 @@
 import type { Message, MessageMetadata, TurnUsage } from "../../../db/schema";
 import { chargeStatements } from "../../billing/metering";
 import { batchWithRetry, endTurnStatement, messageOfRow, upsertAnswerStatement } from "../../chats/answer-record";
-import { AFTER_TURN_HOOKS } from "../../tools/registry";
 import type { TurnContext, TurnResult } from "../context";
-import type { StopReason } from "../types";
+import type { StopReason } from "../../../contracts/turn";
 
 export interface Outcome {
   content: string;
@@ -77,7 +76,7 @@ export async function afterTurnStage(
   turn: { userMessage: Message; assistantMessage: Message; outcome: Outcome; usage: TurnUsage },
 ): Promise<Record<string, unknown>> {
   const extras: Record<string, unknown> = {};
-  for (const hook of AFTER_TURN_HOOKS) {
+  for (const hook of ctx.deps.capabilities.afterTurn) {
     try {
       const r = await hook.run(
         ctx.scope,

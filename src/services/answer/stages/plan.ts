@@ -2,12 +2,11 @@ import type { ChatTodo, TodoItem } from "../../../db/schema";
 import { terms } from "../../../lib/text";
 import { nowIso } from "../../../lib/time";
 import { setTodo } from "../../chats/chats";
-import { webSearchConfigured } from "../websearch";
-import { CONTEXT_PROVIDERS } from "../../tools/registry";
+import { webSearchConfigured } from "../../web/search";
 import { isLocal, thought, type TurnContext } from "../context";
 import type { History } from "../history";
 import { decompose } from "../plan";
-import type { Passage } from "../types";
+import type { Passage } from "../../../contracts/turn";
 
 export const QUICK_PASSAGES = 6;
 export const DEEP_PASSAGES_PER_PART = 5;
@@ -78,7 +77,7 @@ export async function planStage(ctx: TurnContext, history: History): Promise<Pla
 
 async function gatherContext(ctx: TurnContext): Promise<Passage[]> {
   const out: Passage[] = [];
-  for (const provider of CONTEXT_PROVIDERS) {
+  for (const provider of ctx.deps.capabilities.context) {
     try {
       const r = await provider.gather(ctx.scope, ctx.req.content, ctx.signal);
       if (!r) continue;

@@ -1,5 +1,5 @@
-import { createRetriever } from "../../answer/retriever";
-import type { Tool, ToolProvider } from "../types";
+import { createRetriever } from "../../retrieval/retriever";
+import type { Tool, ToolProvider } from "../../../contracts/tools";
 
 /** Passages one kb__search call returns. */
 export const KB_SEARCH_LIMIT = 5;

@@ -1,5 +1,5 @@
 import { terms } from "../../../lib/text";
-import type { ToolProvider } from "../types";
+import type { ToolProvider } from "../../../contracts/tools";
 
 /** Share of a skill description's terms a task must contain for local-extractive to load it. */
 export const AUTO_SKILL_OVERLAP = 0.3;

@@ -1,5 +1,5 @@
-import { webSearch, webSearchConfigured } from "../../answer/websearch";
-import type { ToolProvider } from "../types";
+import { webSearch, webSearchConfigured } from "../../web/search";
+import type { ToolProvider } from "../../../contracts/tools";
 
 export const WEB_SEARCH_LIMIT = 3;
 

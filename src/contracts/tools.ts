@@ -1,18 +1,35 @@
 import type { JSONSchema7 } from "ai";
-import type { Database } from "../../db/client";
-import type { Chat, KnowledgeBase, Message } from "../../db/schema";
-import type { Env } from "../../env";
-import type { Actor } from "../billing/metering";
-import type { Emit, Passage } from "../answer/types";
+import type { Database } from "../db/client";
+import type { Chat, KnowledgeBase, Message } from "../db/schema";
+import type { Env } from "../env";
+import type { Emit, Passage } from "./turn";
 import type { TurnResources } from "./resources";
+
+/** Who is charged for a turn's work: an API key or a user (src/services/billing/metering.ts). */
+export interface Actor {
+  apiKeyId?: string | null;
+  userId?: string | null;
+}
+
+/** A provider tool name: letters, digits, `_` and `-`, at most 64 characters (the OpenAI function-name rule). */
+export const TOOL_NAME_MAX = 64;
+
+export function safeToolName(name: string): string {
+  return name.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, TOOL_NAME_MAX) || "tool";
+}
+
+/** A server or app name as it appears in a tool name: lower case `[a-z0-9_]`, at most 24 characters. */
+export function nameSlug(name: string): string {
+  return name.toLowerCase().replace(/[^a-z0-9_]+/g, "_").replace(/^_+|_+$/g, "").slice(0, 24) || "server";
+}
 
 /**
  * THE toolbox contract (API-DECISIONS "One agent loop with a toolbox"). A turn
  * — a chat send or stream, a fast-query, an agent run — assembles its toolbox
- * from the providers registered in ./registry.ts; a tool-calling model gets it
+ * from the providers registered in src/capabilities.ts; a tool-calling model gets it
  * through the AI SDK's tool loop, and `local-extractive` drives the same tools
  * with a deterministic plan (each tool's `plan`). Adding a tool = one file that
- * implements ToolProvider + one line in registry.ts.
+ * implements ToolProvider + one line in src/capabilities.ts.
  */
 
 /** What a tool's results are. */
@@ -121,7 +138,7 @@ export interface ValidationScope {
   depth: number;
 }
 
-/** A source of tools, registered once in ./registry.ts. */
+/** A source of tools, registered once in src/capabilities.ts. */
 export interface ToolProvider {
   name: string;
   /** Refuses settings this provider cannot honour (unknown ids, unconnected apps, ...) with a 400. */
@@ -161,4 +178,11 @@ export interface AfterTurnHook {
     },
     emit: Emit,
   ): Promise<{ done?: Record<string, unknown> } | void>;
+}
+
+/** What a turn may be given: the providers registered in src/capabilities.ts (TurnDeps.capabilities). */
+export interface Capabilities {
+  tools: readonly ToolProvider[];
+  context: readonly ContextProvider[];
+  afterTurn: readonly AfterTurnHook[];
 }

@@ -1,5 +1,5 @@
 import type { Env } from "../../env";
-import type { Passage } from "./types";
+import type { Passage } from "../../contracts/turn";
 
 /**
  * Web search through a SearXNG-compatible JSON endpoint (WEB_SEARCH_URL, for

@@ -1,4 +1,13 @@
-import type { ChatTodo, FoundText, Message, Source, TurnUsage } from "../../db/schema";
+import type { ArtifactType, ChatTodo, FoundText, Message, Source, TurnUsage } from "../db/schema";
+import type { PublicMessage } from "./messages";
+
+/** An artifact attached to a turn: its content is given to the model as context (src/services/artifacts/attached.ts). */
+export interface AttachedArtifact {
+  id: string;
+  title: string;
+  type: ArtifactType;
+  content: string;
+}
 
 /** A retrieved passage, as the retrieval layer returns it. */
 export interface Passage extends FoundText {
@@ -18,7 +27,7 @@ export type Retriever = (query: string, limit: number, signal?: AbortSignal) => 
  * error ends a stream.
  */
 export type TurnEvent =
-  | { type: "user_message"; message: ReturnType<typeof import("../chats/chats").publicMessage>; run_id?: string }
+  | { type: "user_message"; message: PublicMessage; run_id?: string }
   | { type: "agent_thought"; content: string }
   | { type: "todo_update"; todo: ChatTodo }
   | { type: "data_preview"; [k: string]: unknown }

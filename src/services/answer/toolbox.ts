@@ -1,17 +1,4 @@
-import { TOOL_PROVIDERS } from "./registry";
-import type { Tool, ToolProvider, ToolSettings, TurnScope, ValidationScope } from "./types";
-
-/** Provider tool names: letters, digits, `_` and `-`, at most 64 characters (the OpenAI function-name rule). */
-const NAME_MAX = 64;
-
-export function safeToolName(name: string): string {
-  return name.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, NAME_MAX) || "tool";
-}
-
-/** A server or app name as it appears in a tool name: lower case `[a-z0-9_]`, at most 24 characters. */
-export function nameSlug(name: string): string {
-  return name.toLowerCase().replace(/[^a-z0-9_]+/g, "_").replace(/^_+|_+$/g, "").slice(0, 24) || "server";
-}
+import { safeToolName, TOOL_NAME_MAX, type Tool, type ToolProvider, type ToolSettings, type TurnScope, type ValidationScope } from "../../contracts/tools";
 
 export interface Toolbox {
   tools: Tool[];
@@ -27,7 +14,7 @@ export interface Toolbox {
 export async function assembleToolbox(
   scope: TurnScope,
   settings: ToolSettings,
-  providers: readonly ToolProvider[] = TOOL_PROVIDERS,
+  providers: readonly ToolProvider[],
 ): Promise<Toolbox> {
   const lists = await Promise.all(
     providers.map((p) =>
@@ -41,7 +28,7 @@ export async function assembleToolbox(
   for (const tool of lists.flat()) {
     const base = safeToolName(tool.name);
     let name = base;
-    for (let n = 2; byName.has(name); n++) name = `${base.slice(0, NAME_MAX - String(n).length - 1)}_${n}`;
+    for (let n = 2; byName.has(name); n++) name = `${base.slice(0, TOOL_NAME_MAX - String(n).length - 1)}_${n}`;
     byName.set(name, { ...tool, name });
   }
   return { tools: [...byName.values()], get: (name) => byName.get(name) };
@@ -51,11 +38,11 @@ export async function assembleToolbox(
 export async function validateToolSettings(
   scope: ValidationScope,
   settings: ToolSettings,
-  providers: readonly ToolProvider[] = TOOL_PROVIDERS,
+  providers: readonly ToolProvider[],
 ): Promise<void> {
   for (const p of providers) await p.validate?.(scope, settings);
 }
 
 /** Whether a provider of this name is registered (a capability that is not registered refuses its settings). */
-export const hasProvider = (name: string, providers: readonly ToolProvider[] = TOOL_PROVIDERS) =>
+export const hasProvider = (name: string, providers: readonly ToolProvider[]) =>
   providers.some((p) => p.name === name);

@@ -1,10 +1,10 @@
 import { eq } from "drizzle-orm";
 import { knowledgeBases, tenants, type Agent } from "../../db/schema";
-import { getAgent } from "../agents/agents";
-import { executeRunJson } from "../agents/execute";
-import { cancelRun, startRun } from "../agents/runs";
+import { getAgent } from "./agents";
+import { executeRunJson } from "./execute";
+import { cancelRun, startRun } from "./runs";
 import { stopTurn } from "../chats/session";
-import type { DelegateResolver, DelegationOrigin } from "./types";
+import type { DelegateResolver, DelegationOrigin } from "../delegation/types";
 import { delegationAllowed } from "../../auth/policy";
 
 /**

@@ -2,8 +2,8 @@ import type { Database } from "../../db/client";
 import type { KnowledgeBase } from "../../db/schema";
 import type { Env } from "../../env";
 import type { Actor } from "../billing/metering";
-import { searchKnowledgeBase } from "../retrieval/search";
-import type { Retriever } from "./types";
+import { searchKnowledgeBase } from "./search";
+import type { Retriever } from "../../contracts/turn";
 
 /** The answer pipeline's view of knowledge-base search (src/services/retrieval). */
 export function createRetriever(db: Database, env: Env, kb: KnowledgeBase, actor?: Actor | null): Retriever {

@@ -1,0 +1,48 @@
+import type { KnowledgeBase, Message, Source, TurnUsage } from "../db/schema";
+import type { PublicMessage } from "./messages";
+import type { Actor, ToolSettings } from "./tools";
+import type { AttachedArtifact } from "./turn";
+
+/**
+ * The chat Durable Object's protocol (src/durable/chat-session.ts): what the Worker sends it to run a turn
+ * (POST /turn) and what a JSON turn answers. The Worker authorizes and validates every request before it
+ * gets there.
+ */
+export interface TurnCommand {
+  chatId: string;
+  /** The chat's knowledge base as the Worker loaded and checked it (saves the Durable Object a query). */
+  kb?: KnowledgeBase;
+  content: string;
+  modelId: string;
+  mode: "quick" | "deep";
+  websearch: boolean;
+  actor: Actor;
+  operation: "chat" | "fast_query" | "agent_run";
+  stream: boolean;
+  /** What the turn's toolbox may use (src/services/tools). Absent = nothing beyond knowledge-base search. */
+  toolSettings?: ToolSettings;
+  /** The end user the turn acts for (`user:…`, `ext:…`, `key:…`): memories and connections are theirs. */
+  subject?: string;
+  /** Extra system instructions (an agent's goal and instructions, `always` skills are in `skills`). */
+  instructions?: string | null;
+  /** The agent run this turn belongs to (agent runs only). */
+  runId?: string | null;
+  /** 1 inside a delegate: it may not delegate further. */
+  depth?: number;
+  chunkCount?: number;
+  skills?: Array<{ name: string; body: string }>;
+  attachments?: AttachedArtifact[];
+  /** Images stored with the first message (R2 keys, for the model; URLs, for the record). */
+  images?: Array<{ url: string; key: string; mediaType: string }>;
+  /** The user message's id, when fixed by the caller (a chat's first turn: a retried create finds it). */
+  userMessageId?: string;
+}
+
+export interface TurnOutcome {
+  user_message: PublicMessage;
+  assistant_message: PublicMessage;
+  usage: TurnUsage;
+  status: Message["status"];
+  sources: Source[];
+  error?: { code: string; message: string; retryable: boolean };
+}
