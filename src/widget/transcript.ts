@@ -1,5 +1,5 @@
 import { h } from "./dom";
-import type { View } from "./view";
+import { announce, type View } from "./view";
 
 /** A cited passage, as the API's `sources` event and a message's metadata carry it. */
 export interface Source {
@@ -93,9 +93,11 @@ export class Transcript {
     this.renderAnswer(this.addBot(), text, []);
   }
 
+  /** A failure in words, shown as an answer and said to screen readers. */
   error(message: string) {
     const bot = this.addBot();
     bot.el.classList.add("error");
     this.renderAnswer(bot, message, []);
+    announce(this.view, message);
   }
 }

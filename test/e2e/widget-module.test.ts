@@ -48,6 +48,10 @@ describe.skipIf(!chromiumPath)("the widget module in a browser", () => {
         const tag = `<script src="/widget.js" data-token-url="/token" data-title="Module test" data-position="left" data-open="true" data-model="m-1" data-agent-mode="deep" defer></script>`;
         return res.writeHead(200, { "Content-Type": "text/html" }).end(`<!doctype html><html lang="en"><title>t</title><body><h1>Shop</h1>${tag}${tag}</body></html>`);
       }
+      if (url.pathname === "/down") {
+        return res.writeHead(200, { "Content-Type": "text/html" }).end(`<!doctype html><html lang="en"><title>t</title><script src="/widget.js" data-token-url="/token-down" data-open="true"></script></html>`);
+      }
+      if (url.pathname === "/token-down") return res.writeHead(503).end();
       if (url.pathname === "/bare") return res.writeHead(200, { "Content-Type": "text/html" }).end(`<!doctype html><title>t</title><script src="/widget.js"></script>`);
       if (url.pathname === "/token") {
         seen.tokens++;
@@ -123,6 +127,16 @@ describe.skipIf(!chromiumPath)("the widget module in a browser", () => {
     expect(await evaluate(tab, `${SHADOW}.querySelector("#kbw-panel").hidden`)).toBe(true);
     expect(await evaluate(tab, `${SHADOW}.activeElement.className`)).toBe("launcher");
     expect(errors).toEqual([]);
+    await tab.close();
+  });
+
+  it("says in words, and to screen readers, when its page's token endpoint fails", async () => {
+    const tab = await browser.newPage();
+    await tab.goto(`${base}/down`);
+    await tab.waitForFunction(`${SHADOW} && ${SHADOW}.querySelector(".msg.bot.error")`);
+    expect(await evaluate(tab, `${lastBot}.textContent`)).toBe("The chat is unavailable (token endpoint answered 503)");
+    await tab.waitForFunction(`${SHADOW}.querySelector("[role=status]").textContent !== ""`);
+    expect(await evaluate(tab, `${SHADOW}.querySelector("[role=status]").textContent`)).toBe("The chat is unavailable (token endpoint answered 503)");
     await tab.close();
   });
 
