@@ -175,7 +175,8 @@ describe.skipIf(!chromiumPath)("the console's data pages", () => {
     await page.getByLabel(/Allowed origins/).fill("https://shop.example.com/path");
     await page.getByRole("button", { name: "Mint token" }).click();
     await page.locator("form [role=alert]").waitFor();
-    expect(await page.locator("form [role=alert]").textContent()).toMatch(/origin/i);
+    // ... with the API's details: which field, and why.
+    expect(await page.locator("form [role=alert]").textContent()).toMatch(/invalid origin.*body\.allowed_origins\.0: Must be an origin/);
     await page.getByRole("button", { name: "Try the widget" }).click();
     await until(page, `!${SHADOW}.querySelector("#kbw-panel").hidden`, 15_000);
     await page.locator("#kbw-input").fill("What is the total amount by region in the sales table?");
