@@ -132,6 +132,11 @@ describe.skipIf(!chromiumPath)("the console's data pages", () => {
     // Each memory is listed with its source chat and can be deleted.
     expect(await page.getByRole("button", { name: "Source chat" }).count()).toBe(2);
     await check("memory-graph", { name: "memory-graph", show: ".graph" });
+    // Deleting a memory takes it out of the list, and its entity out of the graph.
+    await page.getByRole("row", { name: /ZEBRA-42/ }).getByRole("button", { name: "Delete" }).click();
+    await page.getByRole("row", { name: /ZEBRA-42/ }).waitFor({ state: "detached" });
+    await page.locator(".react-flow__node", { hasText: "ZEBRA-42" }).waitFor({ state: "detached" });
+    expect(await page.locator(".react-flow__node", { hasText: "Acme Corp" }).count()).toBe(1);
   });
 
   it("runs a SQL query on a CSV-backed table and draws its chart; a bad query is refused in words", async () => {
@@ -221,5 +226,10 @@ describe.skipIf(!chromiumPath)("the console's data pages", () => {
     await page.getByRole("cell", { name: /^emb_/ }).first().waitFor();
     expect(await page.getByRole("cell", { name: "test-gpt" }).count()).toBe(0);
     await check("usage");
+    // Dates the wrong way round are refused, in the API's words.
+    await page.getByLabel("From (UTC)").fill("2026-11-20");
+    await page.getByLabel("To (UTC)").fill("2026-11-10");
+    await page.getByRole("alert").first().waitFor();
+    expect(await page.getByRole("alert").first().textContent()).toMatch(/start_date must not be after end_date/);
   });
 });
