@@ -10,7 +10,8 @@ import path from "node:path";
 import { buildWidget, WIDGET_OUT } from "../../widget/build.mjs";
 
 const root = path.join(import.meta.dirname, "../../..");
-const sources = [path.join(root, "src/console"), path.join(root, "package-lock.json"), import.meta.filename];
+// (The console also bundles the chat's chart builder, src/services/tables/chart.ts: the same spec in both.)
+const sources = [path.join(root, "src/console"), path.join(root, "src/services/tables/chart.ts"), path.join(root, "package-lock.json"), import.meta.filename];
 const built = path.join(root, "dist/assets/console/index.html");
 const swagger = path.join(root, "dist/assets/swagger/swagger-ui-bundle.js");
 
