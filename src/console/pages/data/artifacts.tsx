@@ -31,6 +31,8 @@ function ArtifactList({ orgId, kbId }: { orgId: string; kbId: string }) {
   const [creating, setCreating] = useState(false);
   const list = useQuery({
     queryKey: ["artifacts", kbId, query, status],
+    // Chats and agents write artifacts too: the list refreshes on its own.
+    refetchInterval: 15_000,
     queryFn: () => unwrap(api.GET("/api/v1/knowledge-bases/{id}/artifacts", { params: { path: { id: kbId }, query: { query: query || undefined, include_status: status, limit: 100 } } })),
   });
   const items = list.data?.artifacts ?? [];

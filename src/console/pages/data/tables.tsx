@@ -49,7 +49,8 @@ function SqlResult({ result }: { result: Schemas["SqlResult"] }) {
 
 /** A knowledge base's tables (from its spreadsheets and data files), a SQL editor, the result and its chart. */
 export default function Tables({ orgId, kbId }: { orgId: string; kbId: string }) {
-  const tables = useQuery({ queryKey: ["tables", kbId], queryFn: () => unwrap(api.GET("/api/v1/knowledge-bases/{id}/tables", { params: { path: { id: kbId } } })) });
+  // Tables appear as their files finish processing: the list refreshes on its own.
+  const tables = useQuery({ queryKey: ["tables", kbId], refetchInterval: 10_000, queryFn: () => unwrap(api.GET("/api/v1/knowledge-bases/{id}/tables", { params: { path: { id: kbId } } })) });
   const [sql, setSql] = useState("");
   const list = tables.data?.tables ?? [];
   useEffect(() => {
