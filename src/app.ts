@@ -7,6 +7,7 @@ import { authenticate } from "./auth/middleware";
 import { CAPABILITIES } from "./capabilities";
 import { rateLimit } from "./auth/rate-limit";
 import { openDb } from "./db/client";
+import { checkedConfig } from "./lib/config";
 import { cors } from "./lib/cors";
 import { ApiError } from "./lib/errors";
 import { onError, onNotFound } from "./lib/error-handler";
@@ -29,7 +30,8 @@ import { memoryRoutes } from "./routes/memory";
 import { organizationRoutes } from "./routes/organizations";
 import { pageRoutes } from "./routes/pages";
 import { skillRoutes } from "./routes/skills";
-import { tableRoutes } from "./routes/tables";
+import { sqlRoutes } from "./routes/knowledge-bases/sql";
+import { tableRoutes } from "./routes/knowledge-bases/tables";
 import { tenantRoutes } from "./routes/tenants";
 import { mcpRoutes } from "./routes/mcp";
 import { oauthConsentRoutes } from "./routes/mcp/oauth-consent";
@@ -69,6 +71,7 @@ function createApi() {
   api.route("/", billingRoutes);
   api.route("/", knowledgeBaseRoutes);
   api.route("/", tableRoutes);
+  api.route("/", sqlRoutes);
   // Skills mounts its catalog before /skills/{id}, so that "catalog" is never taken for a skill id.
   api.route("/", skillRoutes);
   api.route("/", artifactRoutes);
@@ -146,6 +149,8 @@ export function createApp() {
   app.use("*", echoRequestId);
   app.use("*", cors);
   app.use("*", async (c, next) => {
+    // Configuration is parsed once per isolate; a bad value refuses every request with a 503 naming it.
+    checkedConfig(c.env);
     c.set("db", openDb(c.env));
     c.set("capabilities", CAPABILITIES);
     c.set("caller", null as never); // set by authenticate on /api/v1

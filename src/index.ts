@@ -1,5 +1,6 @@
 import { createApp } from "./app";
 import { openDb } from "./db/client";
+import { checkedConfig } from "./lib/config";
 import type { Env } from "./env";
 import { runHousekeeping } from "./services/housekeeping";
 import { sweepSchedules } from "./services/agents/scheduler";
@@ -35,10 +36,12 @@ export default {
   },
 
   async queue(batch: MessageBatch<unknown>, env: Env, ctx: ExecutionContext): Promise<void> {
+    checkedConfig(env);
     await dispatchQueue(batch, env, ctx);
   },
 
   async scheduled(controller: ScheduledController, env: Env, ctx: ExecutionContext): Promise<void> {
+    checkedConfig(env);
     const at = new Date(controller.scheduledTime);
     // Either cron: a recovery pass, in case the supervisor's alarm was lost (the alarm is the mechanism).
     ctx.waitUntil(runSupervisorNow(env).catch((e) => console.error("supervisor pass from the cron failed:", e)));

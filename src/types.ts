@@ -1,4 +1,4 @@
-import type { Caller } from "./auth/caller";
+import type { Caller } from "./contracts/caller";
 import type { Capabilities } from "./contracts/tools";
 import type { Database } from "./db/client";
 import type { Env } from "./env";

@@ -1,12 +1,11 @@
 import { and, eq } from "drizzle-orm";
-import type { Context } from "hono";
+import type { ServiceContext } from "../contracts/context";
 import { organizationMembers, organizations, type Organization, type Role } from "../db/schema";
 import { ApiError, forbidden, notFound, unauthorized } from "../lib/errors";
-import type { AppEnv } from "../types";
-import type { Caller, KeyCaller, UserCaller } from "./caller";
+import type { Caller, KeyCaller, UserCaller } from "../contracts/caller";
 import { PERMISSIONS, type Permission, type PermissionRule } from "./permissions";
 import type { ResourceScope } from "./resources";
-import type { Scope } from "./scopes";
+import type { Scope } from "../contracts/scopes";
 import { keyReach } from "./policy";
 
 /**
@@ -48,17 +47,17 @@ export interface AuthorizeOptions {
   addressedBy?: "path" | "param";
 }
 
-type Ctx = Context<AppEnv>;
+type Ctx = ServiceContext;
 
 export function requireCaller(c: Ctx): Caller {
-  const caller = c.get("caller");
+  const caller = c.caller;
   if (!caller) throw unauthorized();
   return caller;
 }
 
 /** The caller of a public route (src/auth/public-paths.ts), or null when anonymous. */
 export function optionalCaller(c: Ctx): Caller | null {
-  return (c.get("caller") as Caller | null) ?? null;
+  return (c.caller as Caller | null) ?? null;
 }
 
 /** For user-only (U) routes: API keys are refused with 403. */
@@ -94,7 +93,7 @@ export async function membershipOf(
   if (!cache) membershipCache.set(caller, (cache = new Map()));
   if (cache.has(organizationId)) return cache.get(organizationId)!;
   const row = await c
-    .get("db")
+    .db
     .select({ role: organizationMembers.role, status: organizations.status })
     .from(organizationMembers)
     .innerJoin(organizations, eq(organizations.id, organizationMembers.organizationId))

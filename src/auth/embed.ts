@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import { forbidden } from "../lib/errors";
 import type { AppEnv } from "../types";
-import type { KeyCaller } from "./caller";
+import type { KeyCaller } from "../contracts/caller";
 
 /**
  * Where an embed token (`Bearer kbe_...`) is accepted: the chat routes a widget needs, and only those

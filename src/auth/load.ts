@@ -1,6 +1,5 @@
-import type { Context } from "hono";
 import { ApiError } from "../lib/errors";
-import type { AppEnv } from "../types";
+import type { ServiceContext } from "../contracts/context";
 import { authorize, type Access, type AuthorizeOptions } from "./authorize";
 import type { Permission } from "./permissions";
 import type { ResourceScope } from "./resources";
@@ -13,7 +12,7 @@ import type { ResourceScope } from "./resources";
  * role or scope violation). Services provide `xFor`-style wrappers on top.
  */
 export async function loadAuthorized<T>(
-  c: Context<AppEnv>,
+  c: ServiceContext,
   permission: Permission,
   row: T | null | undefined,
   scopeOf: (row: T) => ResourceScope,

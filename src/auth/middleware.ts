@@ -53,7 +53,7 @@ export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
     if (oauthToken) {
       // An OAuth access token the provider already validated (src/auth/oauth.ts): a key restricted to its grant.
       const caller = await resolveOAuthCaller(db, oauthToken);
-      assertOAuthRequestAllowed(c, caller);
+      assertOAuthRequestAllowed(c.req.path, caller);
       c.set("caller", caller);
       return next();
     }

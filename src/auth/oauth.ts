@@ -1,9 +1,7 @@
-import type { Context } from "hono";
 import type { Env } from "../env";
 import { config } from "../lib/config";
 import { forbidden } from "../lib/errors";
-import type { AppEnv } from "../types";
-import type { KeyCaller } from "./caller";
+import type { KeyCaller } from "../contracts/caller";
 
 /**
  * OAuth access tokens of the knowledge-base MCP endpoint (README "Connecting Claude or any MCP
@@ -50,8 +48,8 @@ export function verifiedOAuthToken(request: Request): VerifiedOAuthToken | null 
 }
 
 /** An OAuth token is for the MCP endpoint only (its audience): 403 anywhere else. */
-export function assertOAuthRequestAllowed(c: Context<AppEnv>, caller: KeyCaller): void {
-  if (caller.oauth && !isMcpEndpointPath(c.req.path)) {
+export function assertOAuthRequestAllowed(path: string, caller: KeyCaller): void {
+  if (caller.oauth && !isMcpEndpointPath(path)) {
     throw forbidden(`An OAuth access token of the MCP endpoint can only be used on ${MCP_ENDPOINT_PATH}`);
   }
 }

@@ -1,5 +1,5 @@
 import type { Role } from "../db/schema";
-import type { Scope } from "./scopes";
+import type { Scope } from "../contracts/scopes";
 
 const ALL: readonly Role[] = ["owner", "billing_admin", "developer", "viewer"];
 const WRITERS: readonly Role[] = ["owner", "billing_admin", "developer"];

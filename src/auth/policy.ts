@@ -1,7 +1,7 @@
 import type { Role } from "../db/schema";
-import type { Caller, KeyCaller } from "./caller";
+import type { Caller, KeyCaller } from "../contracts/caller";
 import type { ResourceScope } from "./resources";
-import type { Scope } from "./scopes";
+import type { Scope } from "../contracts/scopes";
 
 /**
  * The access rules that every door shares (API-DECISIONS "Wave 3 → Access is one rule, whatever the

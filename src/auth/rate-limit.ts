@@ -1,6 +1,7 @@
 import type { MiddlewareHandler } from "hono";
 import { ApiError } from "../lib/errors";
 import type { AppEnv } from "../types";
+import { config } from "../lib/config";
 
 /**
  * The window of the RATE_LIMITER binding in wrangler.toml (Cloudflare accepts
@@ -22,7 +23,7 @@ export const RATE_LIMIT_PERIOD_SECONDS = 10;
 export const rateLimit: MiddlewareHandler<AppEnv> = async (c, next) => {
   const caller = c.get("caller");
   const limiter = c.env.RATE_LIMITER;
-  if (!caller || !limiter || c.env.RATE_LIMITS?.trim().toLowerCase() === "off") return next();
+  if (!caller || !limiter || !config(c.env).rateLimits) return next();
 
   const key = caller.type === "user" ? `user:${caller.user.id}` : caller.embed ? `embed:${caller.embed.tokenId}` : `key:${caller.key.id}`;
   let allowed = true;

@@ -1,4 +1,5 @@
 import type { MiddlewareHandler } from "hono";
+import { ctxOf } from "../routes/context";
 import type { AppEnv } from "../types";
 import { assertPermissionClass, requireCaller } from "./authorize";
 import type { Permission } from "./permissions";
@@ -18,7 +19,7 @@ export type RoutePermission = Permission | "public" | "authenticated";
 export function permission(p: RoutePermission): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     if (p !== "public") {
-      const caller = requireCaller(c);
+      const caller = requireCaller(ctxOf(c));
       if (p !== "authenticated") assertPermissionClass(caller, p);
     }
     await next();

@@ -1,5 +1,5 @@
 import type { Env } from "../env";
-import { isProduction } from "./config";
+import { config } from "./config";
 import { blockedHost, blockedIPv4, blockedIPv6, parseIPv4, parseIPv6 } from "./blocked-hosts";
 import { ApiError } from "./errors";
 
@@ -24,7 +24,6 @@ import { ApiError } from "./errors";
 export const FETCH_TIMEOUT_MS = 15_000;
 export const FETCH_MAX_BYTES = 5 * 1024 * 1024;
 export const MAX_REDIRECTS = 5;
-const DEFAULT_DOH_URL = "https://cloudflare-dns.com/dns-query";
 const USER_AGENT = "kb-chat-service/1.0 (+https://github.com/; document ingestion)";
 
 export const urlNotAllowed = (message: string) => new ApiError("url_not_allowed", message);
@@ -39,7 +38,7 @@ export interface GuardPolicy {
 }
 
 export function guardPolicy(env: Env): GuardPolicy {
-  const raw = (env.ALLOW_PRIVATE_URLS ?? "").trim();
+  const { allowPrivate: raw, dohUrl } = config(env).urlGuard;
   const allowAllPrivate = raw.toLowerCase() === "true";
   const allowed = new Set(
     allowAllPrivate || raw.toLowerCase() === "false"
@@ -49,8 +48,6 @@ export function guardPolicy(env: Env): GuardPolicy {
           .map((s) => s.trim().toLowerCase())
           .filter(Boolean),
   );
-  const doh = env.URL_GUARD_DOH_URL?.trim();
-  const dohUrl = doh ? (doh.toLowerCase() === "off" ? null : doh) : isProduction(env) ? DEFAULT_DOH_URL : null;
   return { allowAllPrivate, allowed, dohUrl };
 }
 

@@ -1,11 +1,10 @@
 import { and, desc, eq, inArray, isNull } from "drizzle-orm";
-import type { Context } from "hono";
+import type { ServiceContext } from "../contracts/context";
 import { loadAuthorized } from "../auth/load";
 import type { Permission } from "../auth/permissions";
-import type { AppEnv } from "../types";
-import type { KeyCaller } from "../auth/caller";
+import type { KeyCaller } from "../contracts/caller";
 import { resolveScope } from "../auth/resources";
-import type { Scope } from "../auth/scopes";
+import type { Scope } from "../contracts/scopes";
 import type { Database } from "../db/client";
 import { apiKeys, organizationMembers, organizations, tenants, type ApiKey, type Environment, type Role } from "../db/schema";
 import { keyStillBacked, scopesBeyondRole } from "../auth/policy";
@@ -131,8 +130,8 @@ export async function getApiKey(db: Database, id: string): Promise<ApiKey | unde
 }
 
 /** An API key by id, authorized for `permission` on its environment (404 when missing or out of reach). */
-export async function apiKeyFor(c: Context<AppEnv>, id: string, permission: Permission): Promise<ApiKey> {
-  const key = await getApiKey(c.get("db"), id);
+export async function apiKeyFor(c: ServiceContext, id: string, permission: Permission): Promise<ApiKey> {
+  const key = await getApiKey(c.db, id);
   const scopeOf = (k: ApiKey) => ({ organizationId: k.organizationId, environmentId: k.environmentId });
   return (await loadAuthorized(c, permission, key, scopeOf, { what: "API key" })).row;
 }

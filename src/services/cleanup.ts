@@ -1,7 +1,6 @@
 import type { Database } from "../db/client";
-import type { Context } from "hono";
+import type { ServiceContext } from "../contracts/context";
 import type { Env } from "../env";
-import type { AppEnv } from "../types";
 import { CLEANUP_CHECK_MS } from "./recovery/leases";
 import { wakeSupervisor } from "./recovery/supervisor";
 
@@ -24,8 +23,8 @@ export function registerCleanup(kind: CleanupKind, hook: Hook): void {
  * Deletes an organization, tenant or knowledge base: the registered cleanups run first, while the ids
  * are still known, then `remove` deletes the row (and, by cascade, everything under it).
  */
-export async function deleteWithCleanup(c: Context<AppEnv>, kind: CleanupKind, id: string, remove: (db: Database) => Promise<void>): Promise<void> {
-  const ctx = { db: c.get("db"), env: c.env, waitUntil: (p: Promise<unknown>) => c.executionCtx.waitUntil(p) };
+export async function deleteWithCleanup(c: ServiceContext, kind: CleanupKind, id: string, remove: (db: Database) => Promise<void>): Promise<void> {
+  const ctx = { db: c.db, env: c.env, waitUntil: (p: Promise<unknown>) => c.waitUntil(p) };
   for (const hook of hooks[kind]) await hook(ctx, id);
   await remove(ctx.db);
   // What the rows leave outside D1 was recorded by the deleting statement (triggers); the supervisor removes it

@@ -1,4 +1,5 @@
 import type { Env } from "../env";
+import { config } from "../lib/config";
 
 export interface EmailMessage {
   to: string;
@@ -12,8 +13,9 @@ export interface EmailMessage {
  * is what development and tests use.
  */
 export async function sendEmail(env: Env, msg: EmailMessage): Promise<void> {
-  if (env.EMAIL_WEBHOOK_URL) {
-    const res = await fetch(env.EMAIL_WEBHOOK_URL, {
+  const webhook = config(env).emailWebhookUrl;
+  if (webhook) {
+    const res = await fetch(webhook, {
       method: "POST",
       headers: { "Content-Type": "application/json" },
       body: JSON.stringify(msg),

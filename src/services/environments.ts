@@ -1,14 +1,13 @@
-import type { Context } from "hono";
 import type { AuthorizeOptions } from "../auth/authorize";
+import type { ServiceContext } from "../contracts/context";
 import { loadAuthorized } from "../auth/load";
 import type { Permission } from "../auth/permissions";
-import type { AppEnv } from "../types";
 import { isUniqueViolation } from "../db/errors";
 import { and, asc, eq, sql } from "drizzle-orm";
 import type { ResourceScope } from "../auth/resources";
 import type { Database } from "../db/client";
 import { environments, organizationMembers, tenants, type Environment } from "../db/schema";
-import type { Caller } from "../auth/caller";
+import type { Caller } from "../contracts/caller";
 import { conflict, notFound } from "../lib/errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
@@ -37,12 +36,12 @@ export async function getEnvironment(db: Database, id: string) {
 
 /** An environment by id, authorized for `permission` (404 when missing or out of reach). */
 export async function environmentFor(
-  c: Context<AppEnv>,
+  c: ServiceContext,
   id: string,
   permission: Permission,
   opts: AuthorizeOptions = {},
 ): Promise<Environment> {
-  const env = await getEnvironment(c.get("db"), id);
+  const env = await getEnvironment(c.db, id);
   return (await loadAuthorized(c, permission, env, (e) => environmentScope(e)!, { what: "Environment", ...opts })).row;
 }
 

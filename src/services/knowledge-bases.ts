@@ -1,10 +1,9 @@
 import { and, asc, eq, sql } from "drizzle-orm";
-import type { Context } from "hono";
+import type { ServiceContext } from "../contracts/context";
 import type { AuthorizeOptions } from "../auth/authorize";
 import { assertTenantMatches, loadAuthorized } from "../auth/load";
 import type { Permission } from "../auth/permissions";
 import { inKnowledgeBase, inTenant, registerResource, type ResourceScope } from "../auth/resources";
-import type { AppEnv } from "../types";
 import type { Database } from "../db/client";
 import { knowledgeBases, type KnowledgeBase, type Tenant } from "../db/schema";
 import { ApiError, forbidden, notFound } from "../lib/errors";
@@ -68,13 +67,13 @@ export interface KnowledgeBaseForOptions extends AuthorizeOptions {
 
 /** A knowledge base by id, authorized for `permission` (404 when missing or out of reach). */
 export async function knowledgeBaseFor(
-  c: Context<AppEnv>,
+  c: ServiceContext,
   id: string,
   permission: Permission,
   opts: KnowledgeBaseForOptions = {},
 ): Promise<KnowledgeBase> {
   const { tenantId, tenantPath, ...authorizeOpts } = opts;
-  const kb = await getKnowledgeBase(c.get("db"), id);
+  const kb = await getKnowledgeBase(c.db, id);
   const { row } = await loadAuthorized(c, permission, kb, (k) => knowledgeBaseScope(k)!, { what: "Knowledge base", ...authorizeOpts });
   if (tenantId !== undefined) assertTenantMatches(row, tenantId, tenantPath);
   return row;
@@ -94,21 +93,21 @@ export async function listKnowledgeBases(
 }
 
 /** GET /knowledge-bases: a tenant's knowledge bases; a key restricted to one knowledge base sees only that one. */
-export async function listKnowledgeBasesFor(c: Context<AppEnv>, tenantId: string, page: { limit: number; offset: number }) {
+export async function listKnowledgeBasesFor(c: ServiceContext, tenantId: string, page: { limit: number; offset: number }) {
   const tenant = await tenantFor(c, tenantId, "documents:read", { addressedBy: "param" });
-  const caller = c.get("caller");
+  const caller = c.caller;
   const onlyId = caller.type === "api_key" ? caller.key.knowledgeBaseId : null;
-  return listKnowledgeBases(c.get("db"), tenant.id, { onlyId, ...page });
+  return listKnowledgeBases(c.db, tenant.id, { onlyId, ...page });
 }
 
 /** POST /knowledge-bases: in a tenant the caller may write to; a key restricted to one knowledge base cannot create others. */
-export async function createKnowledgeBaseFor(c: Context<AppEnv>, input: KnowledgeBaseInput & { name: string; tenant_id: string }) {
+export async function createKnowledgeBaseFor(c: ServiceContext, input: KnowledgeBaseInput & { name: string; tenant_id: string }) {
   const tenant = await tenantFor(c, input.tenant_id, "documents:write", { addressedBy: "param" });
-  const caller = c.get("caller");
+  const caller = c.caller;
   if (caller.type === "api_key" && caller.key.knowledgeBaseId) {
     throw forbidden("This API key is restricted to one knowledge base and cannot create others");
   }
-  return createKnowledgeBase(c.get("db"), tenant, input, caller.type === "user" ? caller.user.id : caller.key.id);
+  return createKnowledgeBase(c.db, tenant, input, caller.type === "user" ? caller.user.id : caller.key.id);
 }
 
 export type KnowledgeBaseInput = Partial<Record<PromptFieldName, string | null>> & {

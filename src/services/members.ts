@@ -1,6 +1,5 @@
-import type { Context } from "hono";
 import { forgetMemberships } from "../auth/authorize";
-import type { AppEnv } from "../types";
+import type { ServiceContext } from "../contracts/context";
 import { sendEmail } from "./email";
 import { isUniqueViolation } from "../db/errors";
 import { and, asc, eq, gt, sql } from "drizzle-orm";
@@ -111,14 +110,14 @@ export async function inviteMember(
  * sent after the response (a mail relay failure is logged, never the caller's).
  */
 export async function inviteAndNotify(
-  c: Context<AppEnv>,
+  c: ServiceContext,
   organization: Organization,
   input: { email: string; role: Invitation["role"] },
   inviter: User,
 ): Promise<Invitation> {
-  const inv = await inviteMember(c.get("db"), organization.id, input, inviter.id);
+  const inv = await inviteMember(c.db, organization.id, input, inviter.id);
   const base = config(c.env).publicBaseUrl;
-  c.executionCtx.waitUntil(
+  c.waitUntil(
     sendEmail(c.env, {
       to: inv.email,
       subject: `You are invited to ${organization.name}`,
@@ -181,11 +180,11 @@ export async function changeRole(db: Database, organizationId: string, userId: s
 }
 
 /** Gives a member another role (the last owner cannot be demoted: 409) and answers the member as now stored. */
-export async function changeRoleOf(c: Context<AppEnv>, organizationId: string, input: { user_id: string; role: Role }) {
-  const db = c.get("db");
+export async function changeRoleOf(c: ServiceContext, organizationId: string, input: { user_id: string; role: Role }) {
+  const db = c.db;
   const member = await changeRole(db, organizationId, input.user_id, input.role);
   // The caller may have changed their own role: this request must not keep the old one.
-  forgetMemberships(c.get("caller"));
+  forgetMemberships(c.caller);
   return memberView(db, member);
 }
 

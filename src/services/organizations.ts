@@ -1,7 +1,6 @@
-import type { Context } from "hono";
 import { loadAuthorized } from "../auth/load";
+import type { ServiceContext } from "../contracts/context";
 import type { Permission } from "../auth/permissions";
-import type { AppEnv } from "../types";
 import { isUniqueViolation } from "../db/errors";
 import { asc, eq } from "drizzle-orm";
 import type { Database } from "../db/client";
@@ -88,10 +87,10 @@ export async function createOrganization(
 }
 
 /** A new organization owned by the signed-in user, with its default environment and tenant and the starting credits. */
-export async function createOrganizationFor(c: Context<AppEnv>, user: User, input: { name: string; slug: string; type: Organization["type"] }) {
+export async function createOrganizationFor(c: ServiceContext, user: User, input: { name: string; slug: string; type: Organization["type"] }) {
   const cfg = config(c.env);
   const credits = { starting: cfg.startingCredits, tenant: cfg.startingTenantCredits };
-  const { organization, environmentId, tenantId } = await createOrganization(c.get("db"), user, input, credits);
+  const { organization, environmentId, tenantId } = await createOrganization(c.db, user, input, credits);
   return { ...publicOrganization(organization, "owner"), default_environment_id: environmentId, default_tenant_id: tenantId };
 }
 
@@ -111,11 +110,11 @@ export async function getOrganization(db: Database, id: string): Promise<Organiz
 
 /** An organization by id, authorized for `permission`, with the caller's role in it (null for keys). */
 export async function organizationFor(
-  c: Context<AppEnv>,
+  c: ServiceContext,
   id: string,
   permission: Permission,
 ): Promise<{ organization: Organization; role: Role | null }> {
-  const org = await getOrganization(c.get("db"), id);
+  const org = await getOrganization(c.db, id);
   const { row, access } = await loadAuthorized(c, permission, org, (o) => ({ organizationId: o.id }), { what: "Organization" });
   return { organization: row, role: access.role };
 }

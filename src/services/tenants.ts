@@ -1,8 +1,7 @@
-import type { Context } from "hono";
 import { visibleTenantIds, type AuthorizeOptions } from "../auth/authorize";
+import type { ServiceContext } from "../contracts/context";
 import { loadAuthorized } from "../auth/load";
 import type { Permission } from "../auth/permissions";
-import type { AppEnv } from "../types";
 import { isUniqueViolation } from "../db/errors";
 import { and, asc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { ResourceScope } from "../auth/resources";
@@ -57,8 +56,8 @@ export async function getTenant(db: Database, id: string): Promise<Tenant | unde
  * when the caller named it in a `tenant_id` parameter (403 for a key that may
  * not use it) rather than in the path (404).
  */
-export async function tenantFor(c: Context<AppEnv>, id: string, permission: Permission, opts: AuthorizeOptions = {}): Promise<Tenant> {
-  const tenant = await getTenant(c.get("db"), id);
+export async function tenantFor(c: ServiceContext, id: string, permission: Permission, opts: AuthorizeOptions = {}): Promise<Tenant> {
+  const tenant = await getTenant(c.db, id);
   return (await loadAuthorized(c, permission, tenant, (t) => tenantScope(t)!, { what: "Tenant", ...opts })).row;
 }
 
@@ -92,8 +91,8 @@ const externalIdTaken = (externalId: string) =>
  * GET /tenants: the tenants of an environment the caller may see. A user names
  * the environment; a key defaults to (and must match) its own.
  */
-export async function listTenantsFor(c: Context<AppEnv>, q: { env_id?: string; limit: number; offset: number }) {
-  const caller = c.get("caller");
+export async function listTenantsFor(c: ServiceContext, q: { env_id?: string; limit: number; offset: number }) {
+  const caller = c.caller;
   let envId = q.env_id;
   if (!envId) {
     if (caller.type === "user") {
@@ -102,17 +101,17 @@ export async function listTenantsFor(c: Context<AppEnv>, q: { env_id?: string; l
     envId = caller.key.environmentId;
   }
   const env = await environmentFor(c, envId, "tenants:read", { addressedBy: "param" });
-  return listTenants(c.get("db"), env.id, visibleTenantIds(caller), q);
+  return listTenants(c.db, env.id, visibleTenantIds(caller), q);
 }
 
 /** POST /tenants: in an environment the caller may write to; a key limited to some tenants cannot create others. */
-export async function createTenantFor(c: Context<AppEnv>, input: TenantInput & { environment_id: string; name: string }) {
+export async function createTenantFor(c: ServiceContext, input: TenantInput & { environment_id: string; name: string }) {
   const env = await environmentFor(c, input.environment_id, "tenants:write", { addressedBy: "param" });
-  const caller = c.get("caller");
+  const caller = c.caller;
   if (caller.type === "api_key" && !caller.isAdmin && caller.key.tenantIds.length > 0) {
     throw forbidden("An API key limited to specific tenants cannot create tenants");
   }
-  return createTenant(c.get("db"), { organizationId: env.organizationId, environmentId: env.id }, input);
+  return createTenant(c.db, { organizationId: env.organizationId, environmentId: env.id }, input);
 }
 
 export async function createTenant(

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { PERMISSIONS, type Permission } from "../../src/auth/permissions";
 import { isPublicApiPath } from "../../src/auth/public-paths";
-import { SCOPES } from "../../src/auth/scopes";
+import { SCOPES } from "../../src/contracts/scopes";
 import { BASE, call, createKb, createKey, createOrg, fetchWorker } from "../helpers";
 
 /**

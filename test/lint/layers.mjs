@@ -41,8 +41,12 @@ const DRIVERS = [
   /^src\/services\/a2a\/(server|rpc)\.ts$/,
   /^src\/services\/mcp\/kb-server\.ts$/,
 ];
-// HTTP adapters: Hono's side of things (the router, middleware, error handler, AppEnv).
-const HTTP = [/^src\/types\.ts$/, /^src\/auth\/middleware\.ts$/, /^src\/lib\/(router|error-handler|cors|swagger|console|openapi)\.ts$/];
+// HTTP adapters: Hono's side of things (the router, the middleware, the error handler, AppEnv).
+const HTTP = [
+  /^src\/types\.ts$/,
+  /^src\/auth\/(middleware|embed|rate-limit|route-permission)\.ts$/,
+  /^src\/lib\/(router|error-handler|cors|swagger|console|openapi)\.ts$/,
+];
 const is = (patterns, f) => patterns.some((p) => p.test(f));
 
 /** A file's layer; the rank orders them from the bottom (0) up. */

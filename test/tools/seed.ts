@@ -15,7 +15,7 @@
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { SCOPES } from "../../src/auth/scopes.ts";
+import { SCOPES } from "../../src/contracts/scopes.ts";
 
 const root = path.join(import.meta.dirname, "../..");
 /** Where the key and ids are remembered (the doc runner points it at its scratch directory). */

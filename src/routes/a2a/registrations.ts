@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { ctxOf } from "../context";
 import { extraErrors, jsonBody, jsonContent, noContent } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import { a2aAgentFor, a2aAgentOf, createA2aAgent, seesA2aSecrets, deleteA2aAgent, publicA2aAgent, publicA2aAgentsOf, updateA2aAgent } from "../../services/a2a/registrations";
@@ -16,8 +17,8 @@ const list = route("get", "/knowledge-bases/{id}/a2a-agents", "documents:read", 
   responses: { 200: jsonContent(z.object({ a2a_agents: z.array(A2aAgentSchema) }), "Registrations") },
 });
 a2aRegistrationRoutes.openapi(list, async (c) => {
-  const kb = await knowledgeBaseFor(c, c.req.valid("param").id, "documents:read");
-  return c.json(await publicA2aAgentsOf(c.env, c.get("db"), kb, await seesA2aSecrets(c, kb)), 200);
+  const kb = await knowledgeBaseFor(ctxOf(c), c.req.valid("param").id, "documents:read");
+  return c.json(await publicA2aAgentsOf(c.env, c.get("db"), kb, await seesA2aSecrets(ctxOf(c), kb)), 200);
 });
 
 const create = route("post", "/knowledge-bases/{id}/a2a-agents", "documents:write", {
@@ -29,7 +30,7 @@ const create = route("post", "/knowledge-bases/{id}/a2a-agents", "documents:writ
   responses: { 201: jsonContent(A2aAgentSchema, "The registration"), ...extraErrors(413, 422) },
 });
 a2aRegistrationRoutes.openapi(create, async (c) => {
-  const kb = await knowledgeBaseFor(c, c.req.valid("param").id, "documents:write");
+  const kb = await knowledgeBaseFor(ctxOf(c), c.req.valid("param").id, "documents:write");
   const caller = c.get("caller");
   const row = await createA2aAgent(c.env, c.get("db"), kb, c.req.valid("json"), caller.type === "user" ? caller.user.id : caller.key.id);
   return c.json(await publicA2aAgent(c.env, row, true), 201);
@@ -41,9 +42,9 @@ const get = route("get", "/knowledge-bases/{id}/a2a-agents/{agentId}", "document
 });
 a2aRegistrationRoutes.openapi(get, async (c) => {
   const p = c.req.valid("param");
-  const kb = await knowledgeBaseFor(c, p.id, "documents:read");
+  const kb = await knowledgeBaseFor(ctxOf(c), p.id, "documents:read");
   const row = await a2aAgentOf(c.get("db"), kb, p.agentId);
-  return c.json(await publicA2aAgent(c.env, row, await seesA2aSecrets(c, kb)), 200);
+  return c.json(await publicA2aAgent(c.env, row, await seesA2aSecrets(ctxOf(c), kb)), 200);
 });
 
 const update = route("patch", "/knowledge-bases/{id}/a2a-agents/{agentId}", "documents:write", {
@@ -53,7 +54,7 @@ const update = route("patch", "/knowledge-bases/{id}/a2a-agents/{agentId}", "doc
 });
 a2aRegistrationRoutes.openapi(update, async (c) => {
   const p = c.req.valid("param");
-  const row = await a2aAgentFor(c, p.id, p.agentId, "documents:write");
+  const row = await a2aAgentFor(ctxOf(c), p.id, p.agentId, "documents:write");
   return c.json(await publicA2aAgent(c.env, await updateA2aAgent(c.env, c.get("db"), row, c.req.valid("json")), true), 200);
 });
 
@@ -64,7 +65,7 @@ const remove = route("delete", "/knowledge-bases/{id}/a2a-agents/{agentId}", "do
 });
 a2aRegistrationRoutes.openapi(remove, async (c) => {
   const p = c.req.valid("param");
-  await deleteA2aAgent(c.get("db"), await a2aAgentFor(c, p.id, p.agentId, "documents:delete"));
+  await deleteA2aAgent(c.get("db"), await a2aAgentFor(ctxOf(c), p.id, p.agentId, "documents:delete"));
   return c.body(null, 204);
 });
 

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { ctxOf } from "../context";
 import { badRequest, notFound } from "../../lib/errors";
 import { errorResponses } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
@@ -78,8 +79,13 @@ const rpc = route("post", "/agents/{id}/a2a", "agents:run", {
   },
 });
 a2aServerRoutes.openapi(rpc, async (c) => {
-  const agent = await agentFor(c, c.req.valid("param").id, "agents:run");
-  const out = await answerA2aRpc(c, agent, await c.req.text());
+  const agent = await agentFor(ctxOf(c), c.req.valid("param").id, "agents:run");
+  const out = await answerA2aRpc(ctxOf(c), agent, {
+    body: await c.req.text(),
+    origin: new URL(c.req.url).origin,
+    version: c.req.header(A2A_VERSION_HEADER),
+    contentType: c.req.header("Content-Type"),
+  });
   // A streaming method answers with its own SSE Response; the typed-response check does not apply.
   return out instanceof Response ? (out as never) : c.json(out, 200);
 });

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { ctxOf } from "../context";
 import { jsonBody, jsonContent, noContent, pageSchema, pagingQuery } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import { agentFor, listVersions, publicAgent, publicVersion } from "../../services/agents/agents";
@@ -20,7 +21,7 @@ const create = route("post", "/agents", "agents:write", {
     "runs act as it.",
   request: { body: jsonBody(CreateAgentBody) }, responses: { 201: jsonContent(AgentSchema, "The agent") },
 });
-agentRoutes.openapi(create, async (c) => c.json(await createAgentFor(c, c.req.valid("json")), 201));
+agentRoutes.openapi(create, async (c) => c.json(await createAgentFor(ctxOf(c), c.req.valid("json")), 201));
 
 const list = route("get", "/agents", "agents:read", {
   operationId: "listAgents", summary: "Agents of a tenant",
@@ -29,20 +30,20 @@ const list = route("get", "/agents", "agents:read", {
   },
   responses: { 200: jsonContent(pageSchema("agents", AgentSchema), "Agents, newest first") },
 });
-agentRoutes.openapi(list, async (c) => c.json(await listAgentsFor(c, c.req.valid("query")), 200));
+agentRoutes.openapi(list, async (c) => c.json(await listAgentsFor(ctxOf(c), c.req.valid("query")), 200));
 
 const get = route("get", "/agents/{id}", "agents:read", {
   operationId: "getAgent", summary: "One agent (its current version)",
   responses: { 200: jsonContent(AgentSchema, "The agent") },
 });
-agentRoutes.openapi(get, async (c) => c.json(publicAgent(await agentFor(c, c.req.valid("param").id, "agents:read")), 200));
+agentRoutes.openapi(get, async (c) => c.json(publicAgent(await agentFor(ctxOf(c), c.req.valid("param").id, "agents:read")), 200));
 
 const versions = route("get", "/agents/{id}/versions", "agents:read", {
   operationId: "listAgentVersions", summary: "Every published version, oldest first",
   responses: { 200: jsonContent(z.object({ versions: z.array(VersionSchema) }), "Versions") },
 });
 agentRoutes.openapi(versions, async (c) => {
-  const agent = await agentFor(c, c.req.valid("param").id, "agents:read");
+  const agent = await agentFor(ctxOf(c), c.req.valid("param").id, "agents:read");
   return c.json({ versions: (await listVersions(c.get("db"), agent.id)).map(publicVersion) }, 200);
 });
 
@@ -53,8 +54,8 @@ const deploy = route("post", "/agents/{id}/deploy", "agents:write", {
   responses: { 200: jsonContent(AgentSchema, "The agent at its new version") },
 });
 agentRoutes.openapi(deploy, async (c) => {
-  const agent = await agentFor(c, c.req.valid("param").id, "agents:write");
-  return c.json(await deployAgentFor(c, agent, c.req.valid("json")), 200);
+  const agent = await agentFor(ctxOf(c), c.req.valid("param").id, "agents:write");
+  return c.json(await deployAgentFor(ctxOf(c), agent, c.req.valid("json")), 200);
 });
 
 const schedule = route("patch", "/agents/{id}/schedule", "agents:write", {
@@ -64,15 +65,15 @@ const schedule = route("patch", "/agents/{id}/schedule", "agents:write", {
   responses: { 200: jsonContent(AgentSchema, "The agent") },
 });
 agentRoutes.openapi(schedule, async (c) => {
-  const agent = await agentFor(c, c.req.valid("param").id, "agents:write");
-  return c.json(await switchSchedule(c, agent, c.req.valid("json").enabled), 200);
+  const agent = await agentFor(ctxOf(c), c.req.valid("param").id, "agents:write");
+  return c.json(await switchSchedule(ctxOf(c), agent, c.req.valid("json").enabled), 200);
 });
 
 const remove = route("delete", "/agents/{id}", "agents:write", {
   operationId: "deleteAgent", summary: "Archive the agent: schedule off, runs kept", responses: { 204: noContent },
 });
 agentRoutes.openapi(remove, async (c) => {
-  await archiveAgentFor(c, await agentFor(c, c.req.valid("param").id, "agents:write"));
+  await archiveAgentFor(ctxOf(c), await agentFor(ctxOf(c), c.req.valid("param").id, "agents:write"));
   return c.body(null, 204);
 });
 

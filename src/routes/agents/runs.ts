@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { ctxOf } from "../context";
 import { extraErrors, jsonBody, jsonContent, pageSchema, pagingQuery } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import { agentFor } from "../../services/agents/agents";
@@ -27,8 +28,8 @@ const message = route("post", "/agents/{id}/messages", "agents:run", {
   },
 });
 agentRunRoutes.openapi(message, async (c) => {
-  const agent = await agentFor(c, c.req.valid("param").id, "agents:run");
-  return c.json(await runAgentToAnswer(c, agent, c.req.valid("json")), 200);
+  const agent = await agentFor(ctxOf(c), c.req.valid("param").id, "agents:run");
+  return c.json(await runAgentToAnswer(ctxOf(c), agent, c.req.valid("json")), 200);
 });
 
 const stream = route("post", "/agents/{id}/messages/stream", "agents:run", {
@@ -41,8 +42,8 @@ const stream = route("post", "/agents/{id}/messages/stream", "agents:run", {
   },
 });
 agentRunRoutes.openapi(stream, async (c) => {
-  const agent = await agentFor(c, c.req.valid("param").id, "agents:run");
-  return (await streamAgentRun(c, agent, c.req.valid("json"))) as unknown as ReturnType<typeof c.json>;
+  const agent = await agentFor(ctxOf(c), c.req.valid("param").id, "agents:run");
+  return (await streamAgentRun(ctxOf(c), agent, c.req.valid("json"))) as unknown as ReturnType<typeof c.json>;
 });
 
 const runs = route("get", "/agents/{id}/runs", "agents:read", {
@@ -53,8 +54,8 @@ const runs = route("get", "/agents/{id}/runs", "agents:read", {
   responses: { 200: jsonContent(pageSchema("runs", RunSchema), "Runs") },
 });
 agentRunRoutes.openapi(runs, async (c) => {
-  const agent = await agentFor(c, c.req.valid("param").id, "agents:read");
-  return c.json(await listRunsOf(c, agent, c.req.valid("query")), 200);
+  const agent = await agentFor(ctxOf(c), c.req.valid("param").id, "agents:read");
+  return c.json(await listRunsOf(ctxOf(c), agent, c.req.valid("query")), 200);
 });
 
 const run = route("get", "/agents/{id}/runs/{runId}", "agents:read", {
@@ -62,8 +63,8 @@ const run = route("get", "/agents/{id}/runs/{runId}", "agents:read", {
 });
 agentRunRoutes.openapi(run, async (c) => {
   const p = c.req.valid("param");
-  const agent = await agentFor(c, p.id, "agents:read");
-  return c.json(publicRun(await visibleRunOf(c, agent, p.runId)), 200);
+  const agent = await agentFor(ctxOf(c), p.id, "agents:read");
+  return c.json(publicRun(await visibleRunOf(ctxOf(c), agent, p.runId)), 200);
 });
 
 const stop = route("post", "/agents/{id}/runs/{runId}/stop", "agents:run", {
@@ -72,6 +73,6 @@ const stop = route("post", "/agents/{id}/runs/{runId}/stop", "agents:run", {
 });
 agentRunRoutes.openapi(stop, async (c) => {
   const p = c.req.valid("param");
-  const agent = await agentFor(c, p.id, "agents:run");
-  return c.json(await stopRunOf(c, agent, p.runId), 200);
+  const agent = await agentFor(ctxOf(c), p.id, "agents:run");
+  return c.json(await stopRunOf(ctxOf(c), agent, p.runId), 200);
 });

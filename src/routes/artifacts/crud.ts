@@ -1,4 +1,5 @@
 import { jsonBody, jsonContent, pageBody, pageSchema } from "../../lib/openapi";
+import { ctxOf } from "../context";
 import { createRouter } from "../../lib/router";
 import { activeArtifactFor, artifactFor, artifactJson, changeArtifact, createArtifact, listArtifacts } from "../../services/artifacts/artifacts";
 import { knowledgeBaseFor } from "../../services/knowledge-bases";
@@ -17,9 +18,9 @@ const list = route("get", "/knowledge-bases/{id}/artifacts", "artifacts:read", {
 });
 artifactCrudRoutes.openapi(list, async (c) => {
   const q = c.req.valid("query");
-  const kb = await knowledgeBaseFor(c, c.req.valid("param").id, "artifacts:read", { tenantId: q.tenant_id, tenantPath: "query.tenant_id" });
+  const kb = await knowledgeBaseFor(ctxOf(c), c.req.valid("param").id, "artifacts:read", { tenantId: q.tenant_id, tenantPath: "query.tenant_id" });
   const page = await listArtifacts(c.get("db"), kb.id, { type: q.type, query: q.query, includeStatus: q.include_status, limit: q.limit, offset: q.offset });
-  return c.json(pageBody("artifacts", page, q, (a) => artifactJson(c, a)), 200);
+  return c.json(pageBody("artifacts", page, q, (a) => artifactJson(ctxOf(c), a)), 200);
 });
 
 const create = route("post", "/knowledge-bases/{id}/artifacts", "artifacts:write", {
@@ -28,9 +29,9 @@ const create = route("post", "/knowledge-bases/{id}/artifacts", "artifacts:write
 });
 artifactCrudRoutes.openapi(create, async (c) => {
   const body = c.req.valid("json");
-  const kb = await knowledgeBaseFor(c, c.req.valid("param").id, "artifacts:write", { tenantId: body.tenant_id });
+  const kb = await knowledgeBaseFor(ctxOf(c), c.req.valid("param").id, "artifacts:write", { tenantId: body.tenant_id });
   const artifact = await createArtifact(c.get("db"), kb, body);
-  return c.json(artifactJson(c, artifact), 201);
+  return c.json(artifactJson(ctxOf(c), artifact), 201);
 });
 
 const get = route("get", "/artifacts/{id}", "artifacts:read", {
@@ -38,8 +39,8 @@ const get = route("get", "/artifacts/{id}", "artifacts:read", {
   responses: { 200: jsonContent(ArtifactSchema, "The artifact") },
 });
 artifactCrudRoutes.openapi(get, async (c) => {
-  const artifact = await activeArtifactFor(c, c.req.valid("param").id, "artifacts:read");
-  return c.json(artifactJson(c, artifact), 200);
+  const artifact = await activeArtifactFor(ctxOf(c), c.req.valid("param").id, "artifacts:read");
+  return c.json(artifactJson(ctxOf(c), artifact), 200);
 });
 
 const update = route("patch", "/artifacts/{id}", "artifacts:write", {
@@ -52,9 +53,9 @@ const update = route("patch", "/artifacts/{id}", "artifacts:write", {
   request: { body: jsonBody(UpdateArtifactBody) }, responses: { 200: jsonContent(ArtifactSchema, "The artifact") },
 });
 artifactCrudRoutes.openapi(update, async (c) => {
-  const artifact = await artifactFor(c, c.req.valid("param").id, "artifacts:write");
+  const artifact = await artifactFor(ctxOf(c), c.req.valid("param").id, "artifacts:write");
   const body = c.req.valid("json");
   const change = body.edits ? { edits: body.edits } : { title: body.title, summary: body.summary };
   const updated = await changeArtifact(c.get("db"), artifact, change);
-  return c.json(artifactJson(c, updated), 200);
+  return c.json(artifactJson(ctxOf(c), updated), 200);
 });

@@ -1,4 +1,5 @@
 import { jsonBody, jsonContent, noContent, pageBody, pageSchema } from "../../lib/openapi";
+import { ctxOf } from "../context";
 import { createRouter } from "../../lib/router";
 import { activeArtifactFor, artifactFor, artifactJson, listRevisions, publicRevision, publishArtifact, setArtifactStatus, unpublishArtifact } from "../../services/artifacts/artifacts";
 import { ArtifactSchema, PublishBody, RevisionSchema, RevisionsQuery } from "./schemas";
@@ -14,8 +15,8 @@ const archive = route("post", "/artifacts/{id}/archive", "artifacts:write", {
   responses: { 200: jsonContent(ArtifactSchema, "The archived artifact") },
 });
 artifactLifecycleRoutes.openapi(archive, async (c) => {
-  const artifact = await artifactFor(c, c.req.valid("param").id, "artifacts:write");
-  return c.json(artifactJson(c, await setArtifactStatus(c.get("db"), artifact, "archived")), 200);
+  const artifact = await artifactFor(ctxOf(c), c.req.valid("param").id, "artifacts:write");
+  return c.json(artifactJson(ctxOf(c), await setArtifactStatus(c.get("db"), artifact, "archived")), 200);
 });
 
 const restore = route("post", "/artifacts/{id}/restore", "artifacts:write", {
@@ -23,8 +24,8 @@ const restore = route("post", "/artifacts/{id}/restore", "artifacts:write", {
   responses: { 200: jsonContent(ArtifactSchema, "The active artifact") },
 });
 artifactLifecycleRoutes.openapi(restore, async (c) => {
-  const artifact = await artifactFor(c, c.req.valid("param").id, "artifacts:write");
-  return c.json(artifactJson(c, await setArtifactStatus(c.get("db"), artifact, "active")), 200);
+  const artifact = await artifactFor(ctxOf(c), c.req.valid("param").id, "artifacts:write");
+  return c.json(artifactJson(ctxOf(c), await setArtifactStatus(c.get("db"), artifact, "active")), 200);
 });
 
 const revisions = route("get", "/artifacts/{id}/revisions", "artifacts:read", {
@@ -35,7 +36,7 @@ const revisions = route("get", "/artifacts/{id}/revisions", "artifacts:read", {
 });
 artifactLifecycleRoutes.openapi(revisions, async (c) => {
   const q = c.req.valid("query");
-  const artifact = await activeArtifactFor(c, c.req.valid("param").id, "artifacts:read");
+  const artifact = await activeArtifactFor(ctxOf(c), c.req.valid("param").id, "artifacts:read");
   return c.json(pageBody("revisions", await listRevisions(c.get("db"), artifact.id, q), q, publicRevision), 200);
 });
 
@@ -49,9 +50,9 @@ const publish = route("post", "/artifacts/{id}/publish", "artifacts:publish", {
   responses: { 200: jsonContent(ArtifactSchema, "The artifact with `published` set") },
 });
 artifactLifecycleRoutes.openapi(publish, async (c) => {
-  const artifact = await artifactFor(c, c.req.valid("param").id, "artifacts:publish");
+  const artifact = await artifactFor(ctxOf(c), c.req.valid("param").id, "artifacts:publish");
   const published = await publishArtifact(c.get("db"), artifact, c.req.valid("json").visibility);
-  return c.json(artifactJson(c, published), 200);
+  return c.json(artifactJson(ctxOf(c), published), 200);
 });
 
 const unpublish = route("delete", "/artifacts/{id}/publish", "artifacts:publish", {
@@ -59,7 +60,7 @@ const unpublish = route("delete", "/artifacts/{id}/publish", "artifacts:publish"
   responses: { 204: noContent },
 });
 artifactLifecycleRoutes.openapi(unpublish, async (c) => {
-  const artifact = await artifactFor(c, c.req.valid("param").id, "artifacts:publish");
+  const artifact = await artifactFor(ctxOf(c), c.req.valid("param").id, "artifacts:publish");
   await unpublishArtifact(c.get("db"), artifact);
   return c.body(null, 204);
 });

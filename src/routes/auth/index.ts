@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { ctxOf } from "../context";
 import { requireUser } from "../../auth/authorize";
 import { clearSessionCookie, setSessionCookie } from "../../auth/middleware";
 import { config } from "../../lib/config";
@@ -46,7 +47,7 @@ const logout = route("post", "/auth/logout", "authenticated", {
   security: userOnly,
 });
 authRoutes.openapi(logout, async (c) => {
-  const caller = requireUser(c);
+  const caller = requireUser(ctxOf(c));
   await revokeSession(c.get("db"), caller.sessionId);
   clearSessionCookie(c);
   return c.body(null, 204);

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { SCOPES } from "../../auth/scopes";
+import { SCOPES } from "../../contracts/scopes";
 import { ROLES } from "../../db/schema";
 import { Timestamp } from "../../lib/openapi";
 

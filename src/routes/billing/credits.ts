@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { ctxOf } from "../context";
 import { toMicro } from "../../lib/credits";
 import { jsonBody, jsonContent, Timestamp } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
@@ -43,7 +44,7 @@ const getTenantCredits = route("get", "/billing/tenants/{tenantId}/credits", "te
   responses: { 200: jsonContent(TenantCreditsSchema, "The balance") },
 });
 creditRoutes.openapi(getTenantCredits, async (c) => {
-  const tenant = await tenantFor(c, c.req.valid("param").tenantId, "tenant_billing:read");
+  const tenant = await tenantFor(ctxOf(c), c.req.valid("param").tenantId, "tenant_billing:read");
   return c.json(tenantCredits(tenant), 200);
 });
 
@@ -55,7 +56,7 @@ const allocate = route("post", "/billing/tenants/{tenantId}/credits", "billing:w
   responses: { 200: jsonContent(TenantCreditsSchema, "The tenant's new balance") },
 });
 creditRoutes.openapi(allocate, async (c) => {
-  const tenant = await tenantFor(c, c.req.valid("param").tenantId, "billing:write");
+  const tenant = await tenantFor(ctxOf(c), c.req.valid("param").tenantId, "billing:write");
   const updated = await allocateToTenant(c.get("db"), tenant, toMicro(c.req.valid("json").amount));
   return c.json(tenantCredits(updated), 200);
 });
@@ -66,7 +67,7 @@ const addOrgCredits = route("post", "/billing/organizations/{orgId}/credits", "b
   responses: { 200: jsonContent(OrganizationBillingSchema, "The organization's billing record") },
 });
 creditRoutes.openapi(addOrgCredits, async (c) => {
-  const { organization } = await organizationFor(c, c.req.valid("param").orgId, "billing:write");
+  const { organization } = await organizationFor(ctxOf(c), c.req.valid("param").orgId, "billing:write");
   const updated = await addOrganizationCredits(c.get("db"), organization.id, toMicro(c.req.valid("json").amount));
   return c.json(await organizationBilling(c.get("db"), updated), 200);
 });
@@ -76,6 +77,6 @@ const getOrgBilling = route("get", "/billing/organizations/{orgId}", "billing:re
   responses: { 200: jsonContent(OrganizationBillingSchema, "The billing record") },
 });
 creditRoutes.openapi(getOrgBilling, async (c) => {
-  const { organization } = await organizationFor(c, c.req.valid("param").orgId, "billing:read");
+  const { organization } = await organizationFor(ctxOf(c), c.req.valid("param").orgId, "billing:read");
   return c.json(await organizationBilling(c.get("db"), organization), 200);
 });

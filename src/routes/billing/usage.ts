@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { ctxOf } from "../context";
 import { authorize } from "../../auth/authorize";
 import { USAGE_OPERATIONS } from "../../db/schema";
 import { badRequest } from "../../lib/errors";
@@ -74,7 +75,7 @@ const tenantSummary = route("get", "/billing/tenants/{tenantId}/usage/summary", 
   request: { query: FilterQuery }, responses: { 200: jsonContent(UsageSummarySchema, "Totals") },
 });
 usageRoutes.openapi(tenantSummary, async (c) => {
-  const tenant = await tenantFor(c, c.req.valid("param").tenantId, "tenant_billing:read");
+  const tenant = await tenantFor(ctxOf(c), c.req.valid("param").tenantId, "tenant_billing:read");
   return c.json(await usageSummary(c.get("db"), { ...filterOf(c.req.valid("query")), tenantId: tenant.id }), 200);
 });
 
@@ -84,7 +85,7 @@ const tenantLogs = route("get", "/billing/tenants/{tenantId}/usage/logs", "tenan
 });
 usageRoutes.openapi(tenantLogs, async (c) => {
   const q = c.req.valid("query");
-  const tenant = await tenantFor(c, c.req.valid("param").tenantId, "tenant_billing:read");
+  const tenant = await tenantFor(ctxOf(c), c.req.valid("param").tenantId, "tenant_billing:read");
   const page = await usageLogsPage(c.get("db"), { ...filterOf(q), tenantId: tenant.id }, q);
   return c.json(pageBody("logs", page, q, publicUsageLog), 200);
 });
@@ -96,7 +97,7 @@ const orgSummary = route("get", "/billing/organizations/{orgId}/usage/summary", 
 });
 usageRoutes.openapi(orgSummary, async (c) => {
   const { orgId } = c.req.valid("param");
-  await authorize(c, "billing:read", { organizationId: orgId }, { what: "Organization" });
+  await authorize(ctxOf(c), "billing:read", { organizationId: orgId }, { what: "Organization" });
   return c.json(await usageSummary(c.get("db"), { ...filterOf(c.req.valid("query")), organizationId: orgId }), 200);
 });
 
@@ -108,7 +109,7 @@ const orgLogs = route("get", "/billing/organizations/{orgId}/usage/logs", "billi
 usageRoutes.openapi(orgLogs, async (c) => {
   const { orgId } = c.req.valid("param");
   const q = c.req.valid("query");
-  await authorize(c, "billing:read", { organizationId: orgId }, { what: "Organization" });
+  await authorize(ctxOf(c), "billing:read", { organizationId: orgId }, { what: "Organization" });
   const page = await usageLogsPage(c.get("db"), { ...filterOf(q), organizationId: orgId, tenantId: q.tenant_id }, q);
   return c.json(pageBody("logs", page, q, publicUsageLog), 200);
 });

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { ctxOf } from "../context";
 import { notFound } from "../../lib/errors";
 import { jsonBody, jsonContent, noContent, pageBody, pageSchema, pagingQuery, queryBoolean } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
@@ -50,7 +51,7 @@ const list = route("get", "/chats", "query:rag", {
 });
 chatCrudRoutes.openapi(list, async (c) => {
   const q = c.req.valid("query");
-  return c.json(pageBody("chats", await listChatsFor(c, q), q, publicChat), 200);
+  return c.json(pageBody("chats", await listChatsFor(ctxOf(c), q), q, publicChat), 200);
 });
 
 const getMessages = route("get", "/chats/{id}/messages", "query:rag", {
@@ -64,7 +65,7 @@ const getMessages = route("get", "/chats/{id}/messages", "query:rag", {
 });
 chatCrudRoutes.openapi(getMessages, async (c) => {
   const q = c.req.valid("query");
-  const chat = await chatFor(c, c.req.valid("param").id, q.external_subject_id);
+  const chat = await chatFor(ctxOf(c), c.req.valid("param").id, q.external_subject_id);
   const page = await listMessages(c.get("db"), chat.id, q);
   return c.json({ chat: publicChat(chat), ...pageBody("messages", page, q, publicMessage) }, 200);
 });
@@ -75,7 +76,7 @@ const patch = route("patch", "/chats/{id}", "query:rag", {
   responses: { 200: jsonContent(ChatSchema, "The chat") },
 });
 chatCrudRoutes.openapi(patch, async (c) => {
-  const chat = await chatFor(c, c.req.valid("param").id, c.req.valid("query").external_subject_id);
+  const chat = await chatFor(ctxOf(c), c.req.valid("param").id, c.req.valid("query").external_subject_id);
   const updated = await updateChat(c.get("db"), chat.id, { title: truncateTitle(c.req.valid("json").title) });
   return c.json(publicChat(updated), 200);
 });
@@ -95,8 +96,8 @@ const access = route("patch", "/chats/{id}/access", "query:rag", {
   },
 });
 chatCrudRoutes.openapi(access, async (c) => {
-  const chat = await chatFor(c, c.req.valid("param").id, c.req.valid("query").external_subject_id);
-  return c.json(await setChatAccess(c, chat, c.req.valid("json").access_level), 200);
+  const chat = await chatFor(ctxOf(c), c.req.valid("param").id, c.req.valid("query").external_subject_id);
+  return c.json(await setChatAccess(ctxOf(c), chat, c.req.valid("json").access_level), 200);
 });
 
 const remove = route("delete", "/chats/{id}", "query:rag", {
@@ -104,8 +105,8 @@ const remove = route("delete", "/chats/{id}", "query:rag", {
   responses: { 204: noContent },
 });
 chatCrudRoutes.openapi(remove, async (c) => {
-  const chat = await chatFor(c, c.req.valid("param").id, c.req.valid("query").external_subject_id);
-  await removeChat(c, chat);
+  const chat = await chatFor(ctxOf(c), c.req.valid("param").id, c.req.valid("query").external_subject_id);
+  await removeChat(ctxOf(c), chat);
   return c.body(null, 204);
 });
 
@@ -115,7 +116,7 @@ const removeMessage = route("delete", "/chats/{id}/messages/{messageId}", "query
 });
 chatCrudRoutes.openapi(removeMessage, async (c) => {
   const { id, messageId } = c.req.valid("param");
-  const chat = await chatFor(c, id, c.req.valid("query").external_subject_id);
+  const chat = await chatFor(ctxOf(c), id, c.req.valid("query").external_subject_id);
   if (!(await deleteMessage(c.get("db"), chat.id, messageId))) throw notFound("Message");
   return c.body(null, 204);
 });
@@ -125,7 +126,7 @@ const todo = route("get", "/chats/{id}/todo", "query:rag", {
   request: { query: SubjectQuery }, responses: { 200: jsonContent(TodoSchema, "The todo list") },
 });
 chatCrudRoutes.openapi(todo, async (c) => {
-  const chat = await chatFor(c, c.req.valid("param").id, c.req.valid("query").external_subject_id);
+  const chat = await chatFor(ctxOf(c), c.req.valid("param").id, c.req.valid("query").external_subject_id);
   return c.json({ todo: chat.todo ?? null }, 200);
 });
 
@@ -135,7 +136,7 @@ const stop = route("post", "/chats/{id}/stop", "query:rag", {
   responses: { 200: jsonContent(z.object({ stopped: z.boolean() }), "Whether a stream was aborted") },
 });
 chatCrudRoutes.openapi(stop, async (c) => {
-  const chat = await chatFor(c, c.req.valid("param").id, c.req.valid("query").external_subject_id);
+  const chat = await chatFor(ctxOf(c), c.req.valid("param").id, c.req.valid("query").external_subject_id);
   return c.json({ stopped: await stopTurn(c.env, chat.id) }, 200);
 });
 
@@ -152,7 +153,7 @@ const terminate = route("post", "/chats/{id}/terminate", "query:rag", {
   responses: { 200: jsonContent(ChatSchema, "The terminated chat") },
 });
 chatCrudRoutes.openapi(terminate, async (c) => {
-  const chat = await chatFor(c, c.req.valid("param").id, c.req.valid("query").external_subject_id);
+  const chat = await chatFor(ctxOf(c), c.req.valid("param").id, c.req.valid("query").external_subject_id);
   const body = (c.req.valid("json") ?? {}) as { termination_reason?: string };
-  return c.json(publicChat(await endChat(c, chat, body.termination_reason ?? null)), 200);
+  return c.json(publicChat(await endChat(ctxOf(c), chat, body.termination_reason ?? null)), 200);
 });

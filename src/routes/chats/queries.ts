@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { ctxOf } from "../context";
 import { extraErrors, jsonBody, jsonContent } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import { IMPROVE_CATEGORIES } from "../../services/answer/assist";
@@ -69,13 +70,13 @@ const fastQuery = route("post", "/chats/fast-query", "query:rag", {
     ...extraErrors(402, 502),
   },
 });
-chatQueryRoutes.openapi(fastQuery, async (c) => c.json(await runFastQuery(c, c.req.valid("json")), 200));
+chatQueryRoutes.openapi(fastQuery, async (c) => c.json(await runFastQuery(ctxOf(c), c.req.valid("json")), 200));
 
 const fastRaw = rawRoute("/chats/fast-raw-query", "fastRawQuery", "Grouped retrieval chunks, no answer generation");
-chatQueryRoutes.openapi(fastRaw, async (c) => c.json(await rawQuery(c, c.req.valid("json")), 200));
+chatQueryRoutes.openapi(fastRaw, async (c) => c.json(await rawQuery(ctxOf(c), c.req.valid("json")), 200));
 
 const raw = rawRoute("/chats/raw-query", "rawQuery", "Alias of fast-raw-query (prefer fast-raw-query)");
-chatQueryRoutes.openapi(raw, async (c) => c.json(await rawQuery(c, c.req.valid("json")), 200));
+chatQueryRoutes.openapi(raw, async (c) => c.json(await rawQuery(ctxOf(c), c.req.valid("json")), 200));
 
 const followUps = route("post", "/chats/follow-up-questions", "query:rag", {
   operationId: "followUpQuestions", summary: "Three suggested follow-up questions for a chat",
@@ -86,7 +87,7 @@ const followUps = route("post", "/chats/follow-up-questions", "query:rag", {
   },
   responses: { 200: jsonContent(z.object({ questions: z.array(z.string()) }), "Questions") },
 });
-chatQueryRoutes.openapi(followUps, async (c) => c.json({ questions: await suggestFollowUps(c, c.req.valid("json")) }, 200));
+chatQueryRoutes.openapi(followUps, async (c) => c.json({ questions: await suggestFollowUps(ctxOf(c), c.req.valid("json")) }, 200));
 
 const improve = route("post", "/chats/improve-prompt", "query:rag", {
   operationId: "improvePrompt", summary: "Rewrite a question into a better prompt for this knowledge base",
@@ -108,4 +109,4 @@ const improve = route("post", "/chats/improve-prompt", "query:rag", {
     ...extraErrors(402),
   },
 });
-chatQueryRoutes.openapi(improve, async (c) => c.json(await improveQuestion(c, c.req.valid("json")), 200));
+chatQueryRoutes.openapi(improve, async (c) => c.json(await improveQuestion(ctxOf(c), c.req.valid("json")), 200));

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { ctxOf } from "../context";
 import type { Context } from "hono";
 import { optionalCaller } from "../../auth/authorize";
 import { notFound } from "../../lib/errors";
@@ -54,7 +55,7 @@ const shared = route("get", "/shared-chats/{id}", "public", {
 
 export const sharedChatRoutes = createRouter().openapi(shared, async (c) => {
   // API keys are not members of anything: only a user session can unlock `org` chats.
-  const transcript = await sharedTranscript(c, c.req.valid("param").id, optionalCaller(c));
+  const transcript = await sharedTranscript(ctxOf(c), c.req.valid("param").id, optionalCaller(ctxOf(c)));
   if (!transcript) throw notFound("Chat");
   return c.json(transcript, 200);
 });
@@ -62,7 +63,7 @@ export const sharedChatRoutes = createRouter().openapi(shared, async (c) => {
 /** Images of chat messages: PUBLIC_BASE_URL/chat-images/:chatId/:file (capability URLs). */
 export async function chatImage(c: Context<AppEnv>) {
   const chat = await getChat(c.get("db"), (c.req.param("chatId") ?? "").toLowerCase());
-  return serveChatImage(c, chat, c.req.param("file") ?? "");
+  return (await serveChatImage(ctxOf(c), chat, c.req.param("file") ?? "")) ?? c.notFound();
 }
 
 /** The HTML page behind share URLs (PUBLIC_BASE_URL/share/:chatId), served by the root app. */
@@ -70,7 +71,7 @@ export async function sharePage(c: Context<AppEnv>) {
   const token = getCookie(c, SESSION_COOKIE);
   const session = token ? await resolveSession(c.get("db"), token) : null;
   const caller = session ? { type: "user" as const, user: session.user, sessionId: session.sessionId } : null;
-  const transcript = await sharedTranscript(c, c.req.param("chatId") ?? "", caller);
+  const transcript = await sharedTranscript(ctxOf(c), c.req.param("chatId") ?? "", caller);
   if (!transcript) return c.html(renderSharePage(null), 404, SHARE_PAGE_HEADERS);
   return c.html(renderSharePage(transcript), 200, { ...SHARE_PAGE_HEADERS, "Cache-Control": "private, no-store" });
 }

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { ctxOf } from "../context";
 import { extraErrors, jsonBody, jsonContent } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import { createChatWithFirstTurn, sendCommand } from "../../services/chats/create";
@@ -32,7 +33,11 @@ const create = route("post", "/chats", "query:rag", {
     ...extraErrors(402, 502),
   },
 });
-chatTurnRoutes.openapi(create, async (c) => c.json(await createChatWithFirstTurn(c, c.req.valid("json")), 201));
+chatTurnRoutes.openapi(create, async (c) => {
+  const { body, replayed } = await createChatWithFirstTurn(ctxOf(c), c.req.valid("json"));
+  if (replayed) c.header("Idempotent-Replayed", "true");
+  return c.json(body, 201);
+});
 
 const send = route("post", "/chats/{id}/messages", "query:rag", {
   operationId: "sendChatMessage", summary: "Send a message and get the complete answer",
@@ -43,7 +48,7 @@ const send = route("post", "/chats/{id}/messages", "query:rag", {
   },
 });
 chatTurnRoutes.openapi(send, async (c) => {
-  const outcome = answeredOrThrow(await runTurnJson(c.env, await sendCommand(c, c.req.valid("param").id, c.req.valid("json"))));
+  const outcome = answeredOrThrow(await runTurnJson(c.env, await sendCommand(ctxOf(c), c.req.valid("param").id, c.req.valid("json"))));
   return c.json({ user_message: outcome.user_message, assistant_message: outcome.assistant_message, usage: outcome.usage }, 200);
 });
 
@@ -60,7 +65,7 @@ const stream = route("post", "/chats/{id}/messages/stream", "query:rag", {
   },
 });
 chatTurnRoutes.openapi(stream, async (c) => {
-  const cmd = await sendCommand(c, c.req.valid("param").id, c.req.valid("json"));
+  const cmd = await sendCommand(ctxOf(c), c.req.valid("param").id, c.req.valid("json"));
   // The Durable Object's SSE response is passed through as is, so a client
   // disconnect reaches the DO (request.signal) and aborts generation.
   return streamTurn(c.env, cmd) as unknown as ReturnType<typeof c.json>;

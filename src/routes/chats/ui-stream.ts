@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { ctxOf } from "../context";
 import { extraErrors, jsonBody } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import { uiStreamTurn } from "../../services/chats/ui-stream";
@@ -27,5 +28,5 @@ const uiStream = route("post", "/chats/{id}/ui-stream", "query:rag", {
 });
 chatUiStreamRoutes.openapi(uiStream, async (c) => {
   // The stream is its own Response; the typed-response check does not apply.
-  return (await uiStreamTurn(c, c.req.valid("param").id, c.req.valid("json"))) as never;
+  return (await uiStreamTurn(ctxOf(c), c.req.valid("param").id, c.req.valid("json"))) as never;
 });

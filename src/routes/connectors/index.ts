@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { ctxOf } from "../context";
 import { badRequest } from "../../lib/errors";
 import { jsonBody, jsonContent, noContent, pageBody, pageSchema } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
@@ -39,7 +40,7 @@ const status = route("post", "/connectors/status", "connectors:read", {
 });
 connectorRoutes.openapi(status, async (c) => {
   const body = c.req.valid("json");
-  const owner = await connectorOwnerFor(c, "connectors:read", body, "body");
+  const owner = await connectorOwnerFor(ctxOf(c), "connectors:read", body, "body");
   return c.json({ statuses: await connectionStatuses({ db: c.get("db"), env: c.env }, owner, body.slugs) }, 200);
 });
 
@@ -57,7 +58,7 @@ const add = route("post", "/connectors/add", "connectors:write", {
 });
 connectorRoutes.openapi(add, async (c) => {
   const body = c.req.valid("json");
-  const owner = await connectorOwnerFor(c, "connectors:write", body, "body");
+  const owner = await connectorOwnerFor(ctxOf(c), "connectors:write", body, "body");
   const allowed = await allowedRedirectOriginsOf(c.get("db"), c.get("caller"));
   return c.json(await startConnect({ db: c.get("db"), env: c.env }, owner, body.slug, body.redirect_url, allowed), 200);
 });
@@ -67,7 +68,7 @@ const remove = route("delete", "/connectors/{slug}", "connectors:delete", {
   request: { params: SlugParam, query: OwnerQuery }, responses: { 204: noContent },
 });
 connectorRoutes.openapi(remove, async (c) => {
-  const owner = await connectorOwnerFor(c, "connectors:delete", c.req.valid("query"), "query");
+  const owner = await connectorOwnerFor(ctxOf(c), "connectors:delete", c.req.valid("query"), "query");
   await disconnect({ db: c.get("db"), env: c.env }, owner, c.req.valid("param").slug);
   return c.body(null, 204);
 });

@@ -1,4 +1,5 @@
 import { jsonContent, noContent } from "../../lib/openapi";
+import { ctxOf } from "../context";
 import { createRouter } from "../../lib/router";
 import { documentFor, publicDocument } from "../../services/documents/documents";
 import { deleteDocument, reprocessDocument } from "../../services/documents/manage";
@@ -16,7 +17,7 @@ const remove = route("delete", "/documents/{id}", "documents:delete", {
   responses: { 204: noContent },
 });
 manageRoutes.openapi(remove, async (c) => {
-  const doc = await documentFor(c, c.req.valid("param").id, "documents:delete");
+  const doc = await documentFor(ctxOf(c), c.req.valid("param").id, "documents:delete");
   await deleteDocument(c.env, c.get("db"), doc, (p) => c.executionCtx.waitUntil(p));
   return c.body(null, 204);
 });
@@ -29,6 +30,6 @@ const reprocess = route("post", "/documents/{id}/reprocess", "documents:write", 
   responses: { 202: jsonContent(DocumentSchema, "The document, queued") },
 });
 manageRoutes.openapi(reprocess, async (c) => {
-  const doc = await documentFor(c, c.req.valid("param").id, "documents:write");
+  const doc = await documentFor(ctxOf(c), c.req.valid("param").id, "documents:write");
   return c.json(publicDocument(await reprocessDocument(c.env, c.get("db"), doc)), 202);
 });

@@ -1,4 +1,5 @@
 import { jsonContent, pageBody } from "../../lib/openapi";
+import { ctxOf } from "../context";
 import { createRouter } from "../../lib/router";
 import { documentFor, listDocuments, publicDocument } from "../../services/documents/documents";
 import { downloadUrlFor } from "../../services/documents/manage";
@@ -19,7 +20,7 @@ const status = route("get", "/documents/status", "documents:read", {
   responses: { 200: jsonContent(DocumentSchema, "The document with its status and timestamps") },
 });
 readRoutes.openapi(status, async (c) => {
-  const doc = await documentFor(c, c.req.valid("query").document_id, "documents:read");
+  const doc = await documentFor(ctxOf(c), c.req.valid("query").document_id, "documents:read");
   return c.json(publicDocument(doc), 200);
 });
 
@@ -30,7 +31,7 @@ const list = route("get", "/documents", "documents:read", {
 });
 readRoutes.openapi(list, async (c) => {
   const q = c.req.valid("query");
-  const kb = await knowledgeBaseFor(c, q.kb_id, "documents:read", { addressedBy: "param" });
+  const kb = await knowledgeBaseFor(ctxOf(c), q.kb_id, "documents:read", { addressedBy: "param" });
   const page = await listDocuments(c.get("db"), kb.id, q);
   return c.json(pageBody("documents", page, q, publicDocument), 200);
 });
@@ -40,7 +41,7 @@ const get = route("get", "/documents/{id}", "documents:read", {
   responses: { 200: jsonContent(DocumentSchema, "The document") },
 });
 readRoutes.openapi(get, async (c) => {
-  const doc = await documentFor(c, c.req.valid("param").id, "documents:read");
+  const doc = await documentFor(ctxOf(c), c.req.valid("param").id, "documents:read");
   return c.json(publicDocument(doc), 200);
 });
 
@@ -49,6 +50,6 @@ const download = route("get", "/documents/{id}/download", "documents:read", {
   responses: { 200: jsonContent(DownloadSchema, "The download URL") },
 });
 readRoutes.openapi(download, async (c) => {
-  const doc = await documentFor(c, c.req.valid("param").id, "documents:read");
+  const doc = await documentFor(ctxOf(c), c.req.valid("param").id, "documents:read");
   return c.json(await downloadUrlFor(c.env, doc), 200);
 });

@@ -1,4 +1,5 @@
-import { callerId } from "../../auth/caller";
+import { callerId } from "../../contracts/caller";
+import { ctxOf } from "../context";
 import { jsonBody, jsonContent } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import { presignUpload } from "../../services/documents/uploads";
@@ -19,7 +20,7 @@ const presign = route("post", "/documents/presign", "documents:write", {
 
 export const uploadRoutes = createRouter().openapi(presign, async (c) => {
   const body = c.req.valid("json");
-  const kb = await knowledgeBaseFor(c, body.kb_id, "documents:write", { addressedBy: "param", tenantId: body.tenant_id });
+  const kb = await knowledgeBaseFor(ctxOf(c), body.kb_id, "documents:write", { addressedBy: "param", tenantId: body.tenant_id });
   const result = await presignUpload(c.env, c.get("db"), kb, body, callerId(c.get("caller")));
   return c.json(result, 201);
 });

@@ -1,4 +1,5 @@
-import { callerId } from "../../auth/caller";
+import { callerId } from "../../contracts/caller";
+import { ctxOf } from "../context";
 import { extraErrors, jsonBody, jsonContent } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import { publicDocument } from "../../services/documents/documents";
@@ -24,7 +25,7 @@ const uploadUrl = route("post", "/documents/upload-url", "documents:write", {
 });
 webRoutes.openapi(uploadUrl, async (c) => {
   const body = c.req.valid("json");
-  const kb = await knowledgeBaseFor(c, body.kb_id, "documents:write", { addressedBy: "param", tenantId: body.tenant_id });
+  const kb = await knowledgeBaseFor(ctxOf(c), body.kb_id, "documents:write", { addressedBy: "param", tenantId: body.tenant_id });
   const doc = await ingestUrl(c.env, c.get("db"), kb, body.url, callerId(c.get("caller")));
   return c.json(publicDocument(doc), 201);
 });
@@ -39,6 +40,6 @@ const uploadSite = route("post", "/documents/upload-url-site", "documents:write"
 webRoutes.openapi(uploadSite, async (c) => {
   const body = c.req.valid("json");
   // The knowledge base is named for access validation: the caller must be able to add documents to it.
-  await knowledgeBaseFor(c, body.kb_id, "documents:write", { addressedBy: "param", tenantId: body.tenant_id });
+  await knowledgeBaseFor(ctxOf(c), body.kb_id, "documents:write", { addressedBy: "param", tenantId: body.tenant_id });
   return c.json({ urls: await discoverSite(c.env, body.url, body.include_subdomains) }, 200);
 });

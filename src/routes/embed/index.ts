@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { ctxOf } from "../context";
 import { jsonBody, jsonContent, Timestamp } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import { EMBED_TTL, MAX_EMBED_ORIGINS, mintEmbedToken, publicEmbedToken } from "../../services/embed/tokens";
@@ -48,7 +49,7 @@ const mint = route("post", "/embed/tokens", "embed:mint", {
 export const embedRoutes = createRouter().openapi(mint, async (c) => {
   const caller = c.get("caller");
   const body = c.req.valid("json");
-  const kb = await knowledgeBaseFor(c, body.knowledge_base_id, "embed:mint", { addressedBy: "param", tenantId: body.tenant_id });
+  const kb = await knowledgeBaseFor(ctxOf(c), body.knowledge_base_id, "embed:mint", { addressedBy: "param", tenantId: body.tenant_id });
   const minter = caller.type === "user" ? { userId: caller.user.id } : { apiKeyId: caller.key.id };
   const { token, record } = await mintEmbedToken(c.get("db"), kb, body, minter);
   return c.json(publicEmbedToken(token, record), 201);

@@ -1,4 +1,5 @@
 import { Hono, type Context, type ExecutionContext as HonoExecutionContext } from "hono";
+import { ctxOf } from "../context";
 import { getCookie, setCookie } from "hono/cookie";
 import { sha256Hex, randomToken } from "../../lib/crypto";
 import { escapeHtml, PAGE_SECURITY_HEADERS } from "../../lib/html";
@@ -79,7 +80,7 @@ async function demoToken(c: Context<AppEnv>) {
   if (origin !== undefined && origin !== own) return c.json({ error: { code: "forbidden", message: "Cross-origin request refused" } }, 403);
   const fetchApp = appFetch;
   if (!fetchApp) throw new Error("widgetRoutes: mounted without the app");
-  const { userId, kb } = await ensureDemo(c, (method, path, opts = {}) => {
+  const { userId, kb } = await ensureDemo(ctxOf(c), (method, path, opts = {}) => {
     const headers: Record<string, string> = { ...opts.headers };
     if (opts.cookie) headers.Cookie = opts.cookie;
     let body = opts.raw;

@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
+import { ctxOf } from "../context";
 import { membershipOf, requireUser } from "../../auth/authorize";
-import { SCOPES } from "../../auth/scopes";
+import { SCOPES } from "../../contracts/scopes";
 import { jsonBody, jsonContent, noContent, Timestamp } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import { apiKeyFor, assertRoleMayGrant, createApiKey, listApiKeys, publicApiKey, revokeApiKey } from "../../services/api-keys";
@@ -81,7 +82,7 @@ const listEnvs = envRoute("get", "/organizations/{id}/environments", "environmen
   responses: { 200: jsonContent(z.object({ environments: z.array(EnvironmentSchema) }), "Environments") },
 });
 environmentRoutes.openapi(listEnvs, async (c) => {
-  const { organization } = await organizationFor(c, c.req.valid("param").id, "environments:read");
+  const { organization } = await organizationFor(ctxOf(c), c.req.valid("param").id, "environments:read");
   const rows = await listEnvironments(c.get("db"), organization.id);
   return c.json({ environments: rows.map(publicEnvironment) }, 200);
 });
@@ -91,7 +92,7 @@ const createEnv = envRoute("post", "/organizations/{id}/environments", "environm
   request: { body: jsonBody(EnvironmentBody) }, responses: { 201: jsonContent(EnvironmentSchema, "The environment") },
 });
 environmentRoutes.openapi(createEnv, async (c) => {
-  const { organization } = await organizationFor(c, c.req.valid("param").id, "environments:write");
+  const { organization } = await organizationFor(ctxOf(c), c.req.valid("param").id, "environments:write");
   const env = await createEnvironment(c.get("db"), organization.id, c.req.valid("json").name);
   return c.json(publicEnvironment(env), 201);
 });
@@ -101,7 +102,7 @@ const getEnv = envRoute("get", "/environments/{id}", "environments:read", {
   responses: { 200: jsonContent(EnvironmentSchema, "The environment") },
 });
 environmentRoutes.openapi(getEnv, async (c) => {
-  const env = await environmentFor(c, c.req.valid("param").id, "environments:read");
+  const env = await environmentFor(ctxOf(c), c.req.valid("param").id, "environments:read");
   return c.json(publicEnvironment(env), 200);
 });
 
@@ -114,7 +115,7 @@ const patchEnv = envRoute("patch", "/environments/{id}", "environments:write", {
 environmentRoutes.openapi(patchEnv, async (c) => {
   const body = c.req.valid("json");
   const id = c.req.valid("param").id;
-  const env = await environmentFor(c, id, body.allowed_redirect_origins !== undefined ? "environments:redirects" : "environments:write");
+  const env = await environmentFor(ctxOf(c), id, body.allowed_redirect_origins !== undefined ? "environments:redirects" : "environments:write");
   const updated = await updateEnvironment(c.get("db"), env.id, body);
   return c.json(publicEnvironment(updated), 200);
 });
@@ -124,7 +125,7 @@ const deleteEnv = envRoute("delete", "/environments/{id}", "environments:delete"
   responses: { 204: noContent },
 });
 environmentRoutes.openapi(deleteEnv, async (c) => {
-  const env = await environmentFor(c, c.req.valid("param").id, "environments:delete");
+  const env = await environmentFor(ctxOf(c), c.req.valid("param").id, "environments:delete");
   await deleteEnvironment(c.get("db"), env.id);
   return c.body(null, 204);
 });
@@ -138,9 +139,9 @@ const createKey = keyRoute("post", "/environments/{id}/api-keys", "api_keys:mana
   responses: { 201: jsonContent(CreatedApiKeySchema, "The key, with its secret") },
 });
 environmentRoutes.openapi(createKey, async (c) => {
-  const user = requireUser(c);
-  const env = await environmentFor(c, c.req.valid("param").id, "api_keys:manage");
-  assertRoleMayGrant((await membershipOf(c, user, env.organizationId))?.role ?? null, c.req.valid("json").scopes);
+  const user = requireUser(ctxOf(c));
+  const env = await environmentFor(ctxOf(c), c.req.valid("param").id, "api_keys:manage");
+  assertRoleMayGrant((await membershipOf(ctxOf(c), user, env.organizationId))?.role ?? null, c.req.valid("json").scopes);
   const { key, record } = await createApiKey(c.get("db"), env, c.req.valid("json"), user.user.id);
   return c.json({ ...publicApiKey(record), key }, 201);
 });
@@ -150,7 +151,7 @@ const listKeys = keyRoute("get", "/environments/{id}/api-keys", "api_keys:read",
   responses: { 200: jsonContent(z.object({ api_keys: z.array(ApiKeySchema) }), "Keys") },
 });
 environmentRoutes.openapi(listKeys, async (c) => {
-  const env = await environmentFor(c, c.req.valid("param").id, "api_keys:read");
+  const env = await environmentFor(ctxOf(c), c.req.valid("param").id, "api_keys:read");
   const keys = await listApiKeys(c.get("db"), env.id);
   return c.json({ api_keys: keys.map(publicApiKey) }, 200);
 });
@@ -160,7 +161,7 @@ const deleteKey = keyRoute("delete", "/api-keys/{id}", "api_keys:manage", {
   responses: { 204: noContent },
 });
 environmentRoutes.openapi(deleteKey, async (c) => {
-  const key = await apiKeyFor(c, c.req.valid("param").id, "api_keys:manage");
+  const key = await apiKeyFor(ctxOf(c), c.req.valid("param").id, "api_keys:manage");
   await revokeApiKey(c.get("db"), key.id);
   return c.body(null, 204);
 });

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { isProduction } from "../../lib/config";
+import { ctxOf } from "../context";
+import { config, isProduction } from "../../lib/config";
 import { badRequest, notFound } from "../../lib/errors";
 import { createRouter, zodDetails } from "../../lib/router";
 import { knowledgeBaseFor } from "../../services/knowledge-bases";
@@ -29,11 +30,11 @@ const EvalBody = z.object({
  * (absent from /openapi.json). Same authorization as the query endpoints.
  */
 export const evalRoutes = createRouter().post("/eval/search", async (c) => {
-  if (c.env.EVAL_ENDPOINTS !== "true" || isProduction(c.env)) throw notFound("Route");
+  if (!config(c.env).evalEndpoints || isProduction(c.env)) throw notFound("Route");
   const parsed = EvalBody.safeParse(await c.req.json().catch(() => null));
   if (!parsed.success) throw badRequest("Invalid evaluation request", zodDetails(parsed.error, "json"));
   const body = parsed.data;
-  const kb = await knowledgeBaseFor(c, body.knowledge_base_id, "query:rag", { addressedBy: "param" });
+  const kb = await knowledgeBaseFor(ctxOf(c), body.knowledge_base_id, "query:rag", { addressedBy: "param" });
   const started = Date.now();
   const timings: Record<string, number> = {};
   const passages = await searchKnowledgeBase(c.env, c.get("db"), {

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { ctxOf } from "../context";
 import { jsonBody, jsonContent, noContent, pageBody, pageSchema, pagingQuery } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import { deleteWithCleanup } from "../../services/cleanup";
@@ -17,7 +18,7 @@ const list = route("get", "/knowledge-bases", "documents:read", {
 });
 knowledgeBaseRoutes.openapi(list, async (c) => {
   const q = c.req.valid("query");
-  return c.json(pageBody("knowledge_bases", await listKnowledgeBasesFor(c, q.tenant_id, q), q, publicKnowledgeBase), 200);
+  return c.json(pageBody("knowledge_bases", await listKnowledgeBasesFor(ctxOf(c), q.tenant_id, q), q, publicKnowledgeBase), 200);
 });
 
 const get = route("get", "/knowledge-bases/{id}", "documents:read", {
@@ -25,7 +26,7 @@ const get = route("get", "/knowledge-bases/{id}", "documents:read", {
   responses: { 200: jsonContent(KnowledgeBaseSchema, "The knowledge base") },
 });
 knowledgeBaseRoutes.openapi(get, async (c) => {
-  const kb = await knowledgeBaseFor(c, c.req.valid("param").id, "documents:read");
+  const kb = await knowledgeBaseFor(ctxOf(c), c.req.valid("param").id, "documents:read");
   return c.json(publicKnowledgeBase(kb), 200);
 });
 
@@ -34,7 +35,7 @@ const getPrompt = route("get", "/knowledge-bases/{id}/prompt", "documents:read",
   responses: { 200: jsonContent(PromptSchema, "Prompt fields") },
 });
 knowledgeBaseRoutes.openapi(getPrompt, async (c) => {
-  const kb = await knowledgeBaseFor(c, c.req.valid("param").id, "documents:read");
+  const kb = await knowledgeBaseFor(ctxOf(c), c.req.valid("param").id, "documents:read");
   return c.json(promptOf(kb), 200);
 });
 
@@ -44,7 +45,7 @@ const create = route("post", "/knowledge-bases", "documents:write", {
   responses: { 201: jsonContent(KnowledgeBaseSchema, "The knowledge base") },
 });
 knowledgeBaseRoutes.openapi(create, async (c) => {
-  const kb = await createKnowledgeBaseFor(c, c.req.valid("json"));
+  const kb = await createKnowledgeBaseFor(ctxOf(c), c.req.valid("json"));
   return c.json(publicKnowledgeBase(kb), 201);
 });
 
@@ -55,7 +56,7 @@ const update = route("patch", "/knowledge-bases/{id}", "documents:write", {
   responses: { 200: jsonContent(KnowledgeBaseSchema, "The knowledge base") },
 });
 knowledgeBaseRoutes.openapi(update, async (c) => {
-  const kb = await knowledgeBaseFor(c, c.req.valid("param").id, "documents:write");
+  const kb = await knowledgeBaseFor(ctxOf(c), c.req.valid("param").id, "documents:write");
   const updated = await updateKnowledgeBase(c.get("db"), kb.id, c.req.valid("json"));
   return c.json(publicKnowledgeBase(updated), 200);
 });
@@ -66,7 +67,7 @@ const remove = route("delete", "/knowledge-bases/{id}", "documents:delete", {
   responses: { 204: noContent },
 });
 knowledgeBaseRoutes.openapi(remove, async (c) => {
-  const kb = await knowledgeBaseFor(c, c.req.valid("param").id, "documents:delete");
-  await deleteWithCleanup(c, "knowledge_base", kb.id, (db) => deleteKnowledgeBase(db, kb.id));
+  const kb = await knowledgeBaseFor(ctxOf(c), c.req.valid("param").id, "documents:delete");
+  await deleteWithCleanup(ctxOf(c), "knowledge_base", kb.id, (db) => deleteKnowledgeBase(db, kb.id));
   return c.body(null, 204);
 });

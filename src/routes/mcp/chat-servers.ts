@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { ctxOf } from "../context";
 import { jsonBody, jsonContent } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import { authorizeChat } from "../../services/chats/access";
@@ -19,7 +20,7 @@ const get = route("get", "/chats/{id}/mcp-servers", "query:rag", {
   request: { query: SubjectQuery }, responses: { 200: jsonContent(ChatMcpServersSchema, "Servers") },
 });
 chatMcpServerRoutes.openapi(get, async (c) => {
-  const { chat } = await authorizeChat(c, c.req.valid("param").id, c.req.valid("query").external_subject_id);
+  const { chat } = await authorizeChat(ctxOf(c), c.req.valid("param").id, c.req.valid("query").external_subject_id);
   return c.json(await serversOfChat(c.get("db"), chat), 200);
 });
 
@@ -33,7 +34,7 @@ const patch = route("patch", "/chats/{id}/mcp-servers", "query:rag", {
   responses: { 200: jsonContent(ChatMcpServersSchema, "Servers") },
 });
 chatMcpServerRoutes.openapi(patch, async (c) => {
-  const { chat } = await authorizeChat(c, c.req.valid("param").id, c.req.valid("query").external_subject_id);
+  const { chat } = await authorizeChat(ctxOf(c), c.req.valid("param").id, c.req.valid("query").external_subject_id);
   return c.json(await replaceServersOfChat(c.get("db"), chat, c.req.valid("json").enabled_mcp_server_ids), 200);
 });
 

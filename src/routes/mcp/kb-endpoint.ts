@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { ctxOf } from "../context";
 import { forbidden } from "../../lib/errors";
 import { jsonContent } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
@@ -35,7 +36,7 @@ kbMcpRoutes.openapi(mcp, async (c) => {
   const caller = c.get("caller");
   if (caller.type !== "api_key") throw forbidden("The MCP endpoint is for API keys (Authorization: Bearer kbk_...) and OAuth access tokens");
   // The transport answers with a plain Response (JSON-RPC); the typed-response check does not apply.
-  return (await answerKbMcp(c, caller)) as never;
+  return (await answerKbMcp(ctxOf(c), caller, c.req.raw)) as never;
 });
 
 kbMcpRoutes.on(["GET", "DELETE"], "/mcp", (c) =>

@@ -6,9 +6,10 @@ import {
   type OAuthHelpers,
 } from "@cloudflare/workers-oauth-provider";
 import { Hono, type Context } from "hono";
+import { ctxOf } from "../context";
 import { bodyLimit } from "hono/body-limit";
 import { getCookie } from "hono/cookie";
-import type { UserCaller } from "../../auth/caller";
+import type { UserCaller } from "../../contracts/caller";
 import { setSessionCookie } from "../../auth/middleware";
 import { config } from "../../lib/config";
 import { ApiError } from "../../lib/errors";
@@ -150,7 +151,7 @@ async function approve(c: Ctx, oauth: OAuthHelpers, req: AuthRequest, user: User
   c.set("caller", user);
   let picked;
   try {
-    picked = await checkPicked(c, form.getAll("knowledge_base_id").map(String));
+    picked = await checkPicked(ctxOf(c), form.getAll("knowledge_base_id").map(String));
   } catch (e) {
     if (!(e instanceof ApiError)) throw e;
     return showConsent(c, oauth, req, user, { handle, error: e.message });

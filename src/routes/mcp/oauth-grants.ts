@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { ctxOf } from "../context";
 import { jsonContent, noContent, pageBody, pageSchema, pagingQuery, Timestamp } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import { grantToRevoke, listGrantsFor, MCP_OAUTH_SCOPE, publicGrant } from "../../services/mcp-oauth/grants";
@@ -40,7 +41,7 @@ const list = route("get", "/mcp/oauth/grants", "mcp_oauth:read", {
 });
 mcpOAuthGrantRoutes.openapi(list, async (c) => {
   const q = c.req.valid("query");
-  return c.json(pageBody("grants", await listGrantsFor(c, q.org_id, q), q, publicGrant), 200);
+  return c.json(pageBody("grants", await listGrantsFor(ctxOf(c), q.org_id, q), q, publicGrant), 200);
 });
 
 const revoke = route("delete", "/mcp/oauth/grants/{id}", "mcp_oauth:revoke", {
@@ -50,7 +51,7 @@ const revoke = route("delete", "/mcp/oauth/grants/{id}", "mcp_oauth:revoke", {
   responses: { 204: noContent },
 });
 mcpOAuthGrantRoutes.openapi(revoke, async (c) => {
-  const grant = await grantToRevoke(c, c.req.valid("param").id, c.req.valid("query").org_id);
+  const grant = await grantToRevoke(ctxOf(c), c.req.valid("param").id, c.req.valid("query").org_id);
   await revokeGrants(c.get("db"), c.env, [grant]);
   return c.body(null, 204);
 });

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { ctxOf } from "../context";
 import { getCookie } from "hono/cookie";
 import { requireUser } from "../../auth/authorize";
 import { escapeHtml, htmlDocument, PAGE_SECURITY_HEADERS } from "../../lib/html";
@@ -20,7 +21,7 @@ const list = route("get", "/mcp/servers", "mcp:read", {
   responses: { 200: jsonContent(z.object({ servers: z.array(McpServerSchema) }), "Registrations") },
 });
 mcpServerRoutes.openapi(list, async (c) => {
-  const orgId = await authorizeOrganization(c, c.req.valid("query").org_id, "mcp:read");
+  const orgId = await authorizeOrganization(ctxOf(c), c.req.valid("query").org_id, "mcp:read");
   const servers = await listMcpServers(c.get("db"), orgId);
   return c.json({ servers: servers.map(publicMcpServer) }, 200);
 });
@@ -35,9 +36,9 @@ const create = route("post", "/mcp/servers", "mcp:write", {
   responses: { 201: jsonContent(McpServerSchema, "The registration") },
 });
 mcpServerRoutes.openapi(create, async (c) => {
-  const user = requireUser(c);
-  const orgId = await authorizeOrganization(c, c.req.valid("query").org_id, "mcp:write");
-  return c.json(publicMcpServer(await registerMcpServer(c, orgId, c.req.valid("json"), user.user.id)), 201);
+  const user = requireUser(ctxOf(c));
+  const orgId = await authorizeOrganization(ctxOf(c), c.req.valid("query").org_id, "mcp:write");
+  return c.json(publicMcpServer(await registerMcpServer(ctxOf(c), orgId, c.req.valid("json"), user.user.id)), 201);
 });
 
 const tools = route("get", "/mcp/servers/{id}/tools", "mcp:read", {
@@ -45,8 +46,8 @@ const tools = route("get", "/mcp/servers/{id}/tools", "mcp:read", {
   request: { query: OrgQuery }, responses: { 200: jsonContent(McpToolsSchema, "The manifest") },
 });
 mcpServerRoutes.openapi(tools, async (c) => {
-  const row = await mcpServerFor(c, c.req.valid("param").id, c.req.valid("query").org_id, "mcp:read");
-  return c.json(toolManifest(c, row), 200);
+  const row = await mcpServerFor(ctxOf(c), c.req.valid("param").id, c.req.valid("query").org_id, "mcp:read");
+  return c.json(toolManifest(ctxOf(c), row), 200);
 });
 
 const oauthStart = route("post", "/mcp/servers/{id}/oauth/start", "mcp:write", {
@@ -59,10 +60,10 @@ const oauthStart = route("post", "/mcp/servers/{id}/oauth/start", "mcp:write", {
   },
 });
 mcpServerRoutes.openapi(oauthStart, async (c) => {
-  const row = await mcpServerFor(c, c.req.valid("param").id, c.req.valid("query").org_id, "mcp:write");
+  const row = await mcpServerFor(ctxOf(c), c.req.valid("param").id, c.req.valid("query").org_id, "mcp:write");
   let scope: string | undefined;
   if (c.req.header("Content-Type")?.includes("json")) scope = (c.req.valid("json") as { scope?: string } | undefined)?.scope;
-  const authorizationUrl = await startAuthorization(c.env, c.get("db"), row, requireUser(c).user.id, scope);
+  const authorizationUrl = await startAuthorization(c.env, c.get("db"), row, requireUser(ctxOf(c)).user.id, scope);
   return c.json({ authorization_url: authorizationUrl }, 200);
 });
 
@@ -93,7 +94,7 @@ const remove = route("delete", "/mcp/servers/{id}", "mcp:write", {
   request: { query: OrgQuery }, responses: { 204: noContent },
 });
 mcpServerRoutes.openapi(remove, async (c) => {
-  const row = await mcpServerFor(c, c.req.valid("param").id, c.req.valid("query").org_id, "mcp:write");
+  const row = await mcpServerFor(ctxOf(c), c.req.valid("param").id, c.req.valid("query").org_id, "mcp:write");
   await deleteMcpServer(c.get("db"), row.id);
   return c.body(null, 204);
 });

@@ -1,6 +1,6 @@
-import type { Context } from "hono";
+import { ctxOf } from "../context";
+import type { ServiceContext } from "../../contracts/context";
 import type { Permission } from "../../auth/permissions";
-import type { AppEnv } from "../../types";
 import { jsonBody, jsonContent, noContent } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import { tenantFor } from "../../services/memory/access";
@@ -19,7 +19,7 @@ const getSettings = tenantRoute("get", "/tenants/{id}/memory-settings", "memory:
   responses: { 200: jsonContent(MemorySettingsSchema, "Memory settings") },
 });
 memoryRoutes.openapi(getSettings, async (c) => {
-  const { tenant } = await tenantFor(c, c.req.valid("param").id, "memory:read");
+  const { tenant } = await tenantFor(ctxOf(c), c.req.valid("param").id, "memory:read");
   return c.json(publicMemorySettings(tenant.id, await getMemorySettings(c.get("db"), tenant.id)), 200);
 });
 
@@ -30,7 +30,7 @@ const patchSettings = tenantRoute("patch", "/tenants/{id}/memory-settings", "mem
   responses: { 200: jsonContent(MemorySettingsSchema, "Updated settings") },
 });
 memoryRoutes.openapi(patchSettings, async (c) => {
-  const { tenant } = await tenantFor(c, c.req.valid("param").id, "memory:admin");
+  const { tenant } = await tenantFor(ctxOf(c), c.req.valid("param").id, "memory:admin");
   const settings = await updateMemorySettings(c.get("db"), tenant, c.req.valid("json"));
   return c.json(publicMemorySettings(tenant.id, settings), 200);
 });
@@ -44,8 +44,8 @@ const listTenantMemories = tenantRoute("get", "/tenants/{id}/memories", "memory:
   request: { query: MemoryListQuery }, responses: { 200: jsonContent(MemoryListSchema, "Memories") },
 });
 memoryRoutes.openapi(listTenantMemories, async (c) => {
-  const view = await tenantMemories(c, c.req.valid("param").id, "memory:read");
-  return c.json(await listTenantMemoriesOf(c, view, c.req.valid("query")), 200);
+  const view = await tenantMemories(ctxOf(c), c.req.valid("param").id, "memory:read");
+  return c.json(await listTenantMemoriesOf(ctxOf(c), view, c.req.valid("query")), 200);
 });
 
 const kbRoute = routesTagged(["Knowledge bases"]);
@@ -56,8 +56,8 @@ const listKbMemories = kbRoute("get", "/knowledge-bases/{id}/memories", "documen
   request: { query: MemoryListQuery }, responses: { 200: jsonContent(KbMemoryListSchema, "Memories") },
 });
 memoryRoutes.openapi(listKbMemories, async (c) => {
-  const view = await knowledgeBaseMemories(c, c.req.valid("param").id, "documents:read");
-  return c.json(await listKnowledgeBaseMemories(c, view, c.req.valid("query")), 200);
+  const view = await knowledgeBaseMemories(ctxOf(c), c.req.valid("param").id, "documents:read");
+  return c.json(await listKnowledgeBaseMemories(ctxOf(c), view, c.req.valid("query")), 200);
 });
 
 /**
@@ -70,7 +70,7 @@ function graphAndDeletion(place: {
   name: "Tenant" | "KnowledgeBase";
   read: Permission;
   remove: Permission;
-  load: (c: Context<AppEnv>, id: string, permission: Permission) => Promise<MemoryView>;
+  load: (ctx: ServiceContext, id: string, permission: Permission) => Promise<MemoryView>;
   summaries: { graph: string; remove: string };
 }) {
   const graph = place.route("get", `${place.base}/memories/graph`, place.read, {
@@ -78,8 +78,8 @@ function graphAndDeletion(place: {
     request: { query: GraphQuery }, responses: { 200: jsonContent(MemoryGraphSchema, "The graph") },
   });
   memoryRoutes.openapi(graph, async (c) => {
-    const view = await place.load(c, c.req.valid("param").id, place.read);
-    return c.json(await graphOf(c, view, c.req.valid("query")), 200);
+    const view = await place.load(ctxOf(c), c.req.valid("param").id, place.read);
+    return c.json(await graphOf(ctxOf(c), view, c.req.valid("query")), 200);
   });
 
   const remove = place.route("delete", `${place.base}/memories/{memoryId}`, place.remove, {
@@ -87,7 +87,7 @@ function graphAndDeletion(place: {
   });
   memoryRoutes.openapi(remove, async (c) => {
     const p = c.req.valid("param");
-    await deleteMemoryOf(c, await place.load(c, p.id, place.remove), p.memoryId);
+    await deleteMemoryOf(ctxOf(c), await place.load(ctxOf(c), p.id, place.remove), p.memoryId);
     return c.body(null, 204);
   });
 }

@@ -1,4 +1,5 @@
 import { setCookie } from "hono/cookie";
+import { ctxOf } from "../context";
 import { optionalCaller } from "../../auth/authorize";
 import { badRequest } from "../../lib/errors";
 import { createRouter } from "../../lib/router";
@@ -21,7 +22,7 @@ const open = route("get", "/oauth-flows/{id}", "public", {
   security: [{}],
 });
 oauthFlowRoutes.openapi(open, async (c) => {
-  const caller = optionalCaller(c);
+  const caller = optionalCaller(ctxOf(c));
   const opened = await openBrowserFlow(c.get("db"), c.req.valid("param").id, caller?.type === "user" ? caller.user.id : null);
   if ("refused" in opened) throw badRequest(opened.refused);
   const { name, value, maxAge, path } = opened.cookie;

@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
+import { ctxOf } from "../context";
 import type { Context } from "hono";
-import type { KeyCaller } from "../../auth/caller";
+import type { KeyCaller } from "../../contracts/caller";
 import { forbidden } from "../../lib/errors";
 import { extraErrors, jsonBody, jsonContent } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
@@ -52,11 +53,11 @@ openaiRoutes.openapi(completions, async (c) => {
   const req = { model: body.model, ...conversationOf(body.messages) };
   const created = Math.floor(Date.now() / 1000);
   if (body.stream) {
-    const { id, events } = await completeStream(c, key, req);
+    const { id, events } = await completeStream(ctxOf(c), key, req);
     // A streamed answer is its own SSE Response; the typed-response check does not apply.
     return completionStream({ id, created, model: body.model }, events.body!, body.stream_options?.include_usage === true) as never;
   }
-  const answer = await completeJson(c, key, req);
+  const answer = await completeJson(ctxOf(c), key, req);
   return c.json(completionBody({ id: answer.id, created, model: body.model }, answer), 200);
 });
 
@@ -66,4 +67,4 @@ const models = route("get", "/openai/models", "query:rag", {
   responses: { 200: jsonContent(ModelListSchema, "Models: kb:<id> for each knowledge base, agent:<id> for each agent") },
   security: [{ bearerAuth: [] }],
 });
-openaiRoutes.openapi(models, async (c) => c.json(await listCompletionModels(c, keyOf(c)), 200));
+openaiRoutes.openapi(models, async (c) => c.json(await listCompletionModels(ctxOf(c), keyOf(c)), 200));

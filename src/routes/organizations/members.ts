@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { ctxOf } from "../context";
 import { forgetMemberships, requireUser } from "../../auth/authorize";
 import { jsonBody, jsonContent, noContent, userOnly } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
@@ -16,7 +17,7 @@ const listMembersRoute = route("get", "/organizations/{id}/members", "members:re
   responses: { 200: jsonContent(MembersSchema, "Members and pending invitations") },
 });
 memberRoutes.openapi(listMembersRoute, async (c) => {
-  const { organization } = await organizationFor(c, c.req.valid("param").id, "members:read");
+  const { organization } = await organizationFor(ctxOf(c), c.req.valid("param").id, "members:read");
   return c.json(await listMembers(c.get("db"), organization.id), 200);
 });
 
@@ -29,9 +30,9 @@ const invite = route("post", "/organizations/{id}/members", "members:manage", {
   request: { body: jsonBody(InviteBody) }, responses: { 201: jsonContent(InvitationSchema, "The pending invitation") },
 });
 memberRoutes.openapi(invite, async (c) => {
-  const user = requireUser(c);
-  const { organization } = await organizationFor(c, c.req.valid("param").id, "members:manage");
-  const inv = await inviteAndNotify(c, organization, c.req.valid("json"), user.user);
+  const user = requireUser(ctxOf(c));
+  const { organization } = await organizationFor(ctxOf(c), c.req.valid("param").id, "members:manage");
+  const inv = await inviteAndNotify(ctxOf(c), organization, c.req.valid("json"), user.user);
   return c.json(publicInvitation(inv), 201);
 });
 
@@ -41,8 +42,8 @@ const setRole = route("post", "/organizations/{id}/members/role", "members:manag
   responses: { 200: jsonContent(MemberSchema, "The member with the new role") },
 });
 memberRoutes.openapi(setRole, async (c) => {
-  const { organization } = await organizationFor(c, c.req.valid("param").id, "members:manage");
-  return c.json(await changeRoleOf(c, organization.id, c.req.valid("json")), 200);
+  const { organization } = await organizationFor(ctxOf(c), c.req.valid("param").id, "members:manage");
+  return c.json(await changeRoleOf(ctxOf(c), organization.id, c.req.valid("json")), 200);
 });
 
 const removeMemberRoute = route("delete", "/organizations/{id}/members/{member_id}", "members:manage", {
@@ -51,7 +52,7 @@ const removeMemberRoute = route("delete", "/organizations/{id}/members/{member_i
 });
 memberRoutes.openapi(removeMemberRoute, async (c) => {
   const { id, member_id } = c.req.valid("param");
-  const { organization } = await organizationFor(c, id, "members:manage");
+  const { organization } = await organizationFor(ctxOf(c), id, "members:manage");
   await removeMember(c.get("db"), organization.id, member_id);
   return c.body(null, 204);
 });
@@ -61,7 +62,7 @@ const revokeInvite = route("delete", "/organizations/{id}/invites/{invite_id}", 
 });
 memberRoutes.openapi(revokeInvite, async (c) => {
   const { id, invite_id } = c.req.valid("param");
-  const { organization } = await organizationFor(c, id, "members:manage");
+  const { organization } = await organizationFor(ctxOf(c), id, "members:manage");
   await revokeInvitation(c.get("db"), organization.id, invite_id);
   return c.body(null, 204);
 });
@@ -72,7 +73,7 @@ const myInvitations = route("get", "/invitations", "authenticated", {
   security: userOnly,
 });
 memberRoutes.openapi(myInvitations, async (c) => {
-  const user = requireUser(c);
+  const user = requireUser(ctxOf(c));
   const rows = await listInvitationsForEmail(c.get("db"), user.user.email);
   return c.json({ invitations: rows.map((r) => publicInvitation(r.invitation, r.organization)) }, 200);
 });
@@ -89,7 +90,7 @@ const accept = route("post", "/invitations/{id}/accept", "authenticated", {
   security: userOnly,
 });
 memberRoutes.openapi(accept, async (c) => {
-  const user = requireUser(c);
+  const user = requireUser(ctxOf(c));
   const result = await acceptInvitation(c.get("db"), user.user, c.req.valid("param").id);
   forgetMemberships(user);
   return c.json({ organization: publicOrganization(result.organization, result.role), member_id: result.memberId }, 200);

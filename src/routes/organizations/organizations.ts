@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { ctxOf } from "../context";
 import { requireUser } from "../../auth/authorize";
 import { jsonBody, jsonContent, noContent, userOnly } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
@@ -17,7 +18,7 @@ const list = route("get", "/organizations", "authenticated", {
   security: userOnly,
 });
 organizationRoutes.openapi(list, async (c) => {
-  const user = requireUser(c);
+  const user = requireUser(ctxOf(c));
   const rows = await listOrganizationsForUser(c.get("db"), user.user.id);
   return c.json({ organizations: rows.map((r) => publicOrganization(r.organization, r.role)) }, 200);
 });
@@ -27,7 +28,7 @@ const get = route("get", "/organizations/{id}", "organization:read", {
   responses: { 200: jsonContent(OrganizationSchema, "The organization") },
 });
 organizationRoutes.openapi(get, async (c) => {
-  const { organization, role } = await organizationFor(c, c.req.valid("param").id, "organization:read");
+  const { organization, role } = await organizationFor(ctxOf(c), c.req.valid("param").id, "organization:read");
   return c.json(publicOrganization(organization, role ?? undefined), 200);
 });
 
@@ -40,7 +41,7 @@ const create = route("post", "/organizations", "authenticated", {
   request: { body: jsonBody(CreateOrganizationBody) },
   responses: { 201: jsonContent(CreatedOrganizationSchema, "The new organization") }, security: userOnly,
 });
-organizationRoutes.openapi(create, async (c) => c.json(await createOrganizationFor(c, requireUser(c).user, c.req.valid("json")), 201));
+organizationRoutes.openapi(create, async (c) => c.json(await createOrganizationFor(ctxOf(c), requireUser(ctxOf(c)).user, c.req.valid("json")), 201));
 
 const update = route("patch", "/organizations/{id}", "organization:update", {
   operationId: "updateOrganization", summary: "Rename an organization or change its status (owner, billing_admin)",
@@ -49,7 +50,7 @@ const update = route("patch", "/organizations/{id}", "organization:update", {
   responses: { 200: jsonContent(OrganizationSchema, "The updated organization") },
 });
 organizationRoutes.openapi(update, async (c) => {
-  const { organization, role } = await organizationFor(c, c.req.valid("param").id, "organization:update");
+  const { organization, role } = await organizationFor(ctxOf(c), c.req.valid("param").id, "organization:update");
   const org = await updateOrganization(c.get("db"), organization.id, c.req.valid("json"));
   return c.json(publicOrganization(org, role ?? undefined), 200);
 });
@@ -59,7 +60,7 @@ const remove = route("delete", "/organizations/{id}", "organization:delete", {
   summary: "Delete an organization and everything beneath it (owner only, irreversible)", responses: { 204: noContent },
 });
 organizationRoutes.openapi(remove, async (c) => {
-  const { organization } = await organizationFor(c, c.req.valid("param").id, "organization:delete");
-  await deleteWithCleanup(c, "organization", organization.id, (db) => deleteOrganization(db, organization.id));
+  const { organization } = await organizationFor(ctxOf(c), c.req.valid("param").id, "organization:delete");
+  await deleteWithCleanup(ctxOf(c), "organization", organization.id, (db) => deleteOrganization(db, organization.id));
   return c.body(null, 204);
 });

@@ -1,4 +1,5 @@
 import { Hono, type Context } from "hono";
+import { ctxOf } from "../context";
 import { getCookie } from "hono/cookie";
 import { membershipOf } from "../../auth/authorize";
 import { setSessionCookie } from "../../auth/middleware";
@@ -25,7 +26,7 @@ async function canView(c: Ctx, a: Artifact): Promise<boolean> {
   if (!session) return false;
   if (session.refreshedExpiresAt) setSessionCookie(c, token);
   const caller = { type: "user" as const, user: session.user, sessionId: session.sessionId };
-  return (await membershipOf(c, caller, a.organizationId)) !== null;
+  return (await membershipOf(ctxOf(c), caller, a.organizationId)) !== null;
 }
 
 function page(c: Ctx, html: string, status: 200 | 404, csp: string, a?: Artifact, extra: Record<string, string> = {}) {

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { ctxOf } from "../context";
 import { jsonBody, jsonContent, noContent } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import { catalogEntryFor, installTemplate, listCatalog, setFavorite, tenantAndTemplateFor } from "../../services/skills/catalog";
@@ -18,7 +19,7 @@ const list = route("get", "/skills/catalog", "skills:read", {
   responses: { 200: jsonContent(z.object({ templates: z.array(CatalogTemplateSchema) }), "Templates") },
 });
 skillCatalogRoutes.openapi(list, async (c) => {
-  const tenant = await tenantFor(c, c.req.valid("query").tenant_id, "skills:read", { addressedBy: "param" });
+  const tenant = await tenantFor(ctxOf(c), c.req.valid("query").tenant_id, "skills:read", { addressedBy: "param" });
   return c.json({ templates: await listCatalog(c.get("db"), tenant.id) }, 200);
 });
 
@@ -28,7 +29,7 @@ const favorite = route("post", "/skills/catalog/{id}/favorite", "skills:write", 
   responses: { 200: jsonContent(CatalogTemplateSchema, "The template with is_favorite true") },
 });
 skillCatalogRoutes.openapi(favorite, async (c) => {
-  const { tenant, template } = await tenantAndTemplateFor(c, c.req.valid("json").tenant_id, c.req.valid("param").id, "skills:write");
+  const { tenant, template } = await tenantAndTemplateFor(ctxOf(c), c.req.valid("json").tenant_id, c.req.valid("param").id, "skills:write");
   await setFavorite(c.get("db"), tenant.id, template.id, true);
   return c.json(await catalogEntryFor(c.get("db"), tenant.id, template), 200);
 });
@@ -38,7 +39,7 @@ const unfavorite = route("delete", "/skills/catalog/{id}/favorite", "skills:writ
   request: { query: TenantIdQuery }, responses: { 204: noContent },
 });
 skillCatalogRoutes.openapi(unfavorite, async (c) => {
-  const { tenant, template } = await tenantAndTemplateFor(c, c.req.valid("query").tenant_id, c.req.valid("param").id, "skills:write");
+  const { tenant, template } = await tenantAndTemplateFor(ctxOf(c), c.req.valid("query").tenant_id, c.req.valid("param").id, "skills:write");
   await setFavorite(c.get("db"), tenant.id, template.id, false);
   return c.body(null, 204);
 });
@@ -55,7 +56,7 @@ const install = route("post", "/skills/catalog/{id}/install", "skills:write", {
   },
 });
 skillCatalogRoutes.openapi(install, async (c) => {
-  const { tenant, template } = await tenantAndTemplateFor(c, c.req.valid("json").tenant_id, c.req.valid("param").id, "skills:write");
+  const { tenant, template } = await tenantAndTemplateFor(ctxOf(c), c.req.valid("json").tenant_id, c.req.valid("param").id, "skills:write");
   const { skill, created } = await installTemplate(c.get("db"), tenant, template);
   return c.json(publicSkill(skill), created ? 201 : 200);
 });

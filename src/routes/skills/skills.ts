@@ -1,4 +1,5 @@
 import { jsonBody, jsonContent, noContent, pageBody, pageSchema, pagingQuery } from "../../lib/openapi";
+import { ctxOf } from "../context";
 import { createRouter } from "../../lib/router";
 import { archiveSkill, createSkill, listSkills, publicSkill, skillFor, updateSkill } from "../../services/skills/skills";
 import { tenantFor } from "../../services/tenants";
@@ -16,7 +17,7 @@ const list = route("get", "/skills", "skills:read", {
 });
 skillCrudRoutes.openapi(list, async (c) => {
   const q = c.req.valid("query");
-  const tenant = await tenantFor(c, q.tenant_id, "skills:read", { addressedBy: "param" });
+  const tenant = await tenantFor(ctxOf(c), q.tenant_id, "skills:read", { addressedBy: "param" });
   return c.json(pageBody("skills", await listSkills(c.get("db"), tenant.id, q), q, publicSkill), 200);
 });
 
@@ -26,7 +27,7 @@ const create = route("post", "/skills", "skills:write", {
 });
 skillCrudRoutes.openapi(create, async (c) => {
   const body = c.req.valid("json");
-  const tenant = await tenantFor(c, body.tenant_id, "skills:write", { addressedBy: "param" });
+  const tenant = await tenantFor(ctxOf(c), body.tenant_id, "skills:write", { addressedBy: "param" });
   const skill = await createSkill(c.get("db"), tenant, body);
   return c.json(publicSkill(skill), 201);
 });
@@ -36,7 +37,7 @@ const get = route("get", "/skills/{id}", "skills:read", {
   request: { query: TenantIdQuery }, responses: { 200: jsonContent(SkillSchema, "The skill") },
 });
 skillCrudRoutes.openapi(get, async (c) => {
-  const skill = await skillFor(c, c.req.valid("query").tenant_id, c.req.valid("param").id, "skills:read");
+  const skill = await skillFor(ctxOf(c), c.req.valid("query").tenant_id, c.req.valid("param").id, "skills:read");
   return c.json(publicSkill(skill), 200);
 });
 
@@ -48,7 +49,7 @@ const update = route("patch", "/skills/{id}", "skills:write", {
   responses: { 200: jsonContent(SkillSchema, "The skill") },
 });
 skillCrudRoutes.openapi(update, async (c) => {
-  const skill = await skillFor(c, c.req.valid("query").tenant_id, c.req.valid("param").id, "skills:write");
+  const skill = await skillFor(ctxOf(c), c.req.valid("query").tenant_id, c.req.valid("param").id, "skills:write");
   const updated = await updateSkill(c.get("db"), skill, c.req.valid("json"));
   return c.json(publicSkill(updated), 200);
 });
@@ -59,7 +60,7 @@ const remove = route("delete", "/skills/{id}", "skills:write", {
   request: { query: TenantIdQuery }, responses: { 204: noContent },
 });
 skillCrudRoutes.openapi(remove, async (c) => {
-  const skill = await skillFor(c, c.req.valid("query").tenant_id, c.req.valid("param").id, "skills:write");
+  const skill = await skillFor(ctxOf(c), c.req.valid("query").tenant_id, c.req.valid("param").id, "skills:write");
   await archiveSkill(c.get("db"), skill);
   return c.body(null, 204);
 });

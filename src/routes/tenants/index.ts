@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { ctxOf } from "../context";
 import { jsonBody, jsonContent, noContent, pageBody, pageSchema, pagingQuery, Timestamp } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import { deleteWithCleanup } from "../../services/cleanup";
@@ -86,7 +87,7 @@ const list = route("get", "/tenants", "tenants:read", {
 });
 tenantRoutes.openapi(list, async (c) => {
   const q = c.req.valid("query");
-  return c.json(pageBody("tenants", await listTenantsFor(c, q), q, publicTenant), 200);
+  return c.json(pageBody("tenants", await listTenantsFor(ctxOf(c), q), q, publicTenant), 200);
 });
 
 const get = route("get", "/tenants/{id}", "tenants:read", {
@@ -94,7 +95,7 @@ const get = route("get", "/tenants/{id}", "tenants:read", {
   responses: { 200: jsonContent(TenantSchema, "The tenant") },
 });
 tenantRoutes.openapi(get, async (c) => {
-  const tenant = await tenantFor(c, c.req.valid("param").id, "tenants:read");
+  const tenant = await tenantFor(ctxOf(c), c.req.valid("param").id, "tenants:read");
   return c.json(publicTenant(tenant), 200);
 });
 
@@ -107,7 +108,7 @@ const create = route("post", "/tenants", "tenants:write", {
   request: { body: jsonBody(CreateTenantBody) }, responses: { 201: jsonContent(TenantSchema, "The tenant") },
 });
 tenantRoutes.openapi(create, async (c) => {
-  const tenant = await createTenantFor(c, c.req.valid("json"));
+  const tenant = await createTenantFor(ctxOf(c), c.req.valid("json"));
   return c.json(publicTenant(tenant), 201);
 });
 
@@ -118,7 +119,7 @@ const update = route("patch", "/tenants/{id}", "tenants:write", {
   request: { body: jsonBody(UpdateTenantBody) }, responses: { 200: jsonContent(TenantSchema, "The tenant") },
 });
 tenantRoutes.openapi(update, async (c) => {
-  const tenant = await tenantFor(c, c.req.valid("param").id, "tenants:write");
+  const tenant = await tenantFor(ctxOf(c), c.req.valid("param").id, "tenants:write");
   const updated = await updateTenant(c.get("db"), tenant, c.req.valid("json"));
   return c.json(publicTenant(updated), 200);
 });
@@ -129,7 +130,7 @@ const remove = route("delete", "/tenants/{id}", "tenants:delete", {
   responses: { 204: noContent },
 });
 tenantRoutes.openapi(remove, async (c) => {
-  const tenant = await tenantFor(c, c.req.valid("param").id, "tenants:delete");
-  await deleteWithCleanup(c, "tenant", tenant.id, (db) => deleteTenant(db, tenant));
+  const tenant = await tenantFor(ctxOf(c), c.req.valid("param").id, "tenants:delete");
+  await deleteWithCleanup(ctxOf(c), "tenant", tenant.id, (db) => deleteTenant(db, tenant));
   return c.body(null, 204);
 });

@@ -5,6 +5,7 @@ import type { Env } from "../../env";
 import { assertResolvesPublic, assertUrlAllowed, guardPolicy } from "../../lib/url-guard";
 import { type DelegateResolver, type DelegationOrigin, type DelegationResult } from "../delegation/types";
 import { headersOf, metadataOf, recordCallOutcome } from "./registrations";
+import { config, DEFAULT_A2A_TIMEOUT_MS } from "../../lib/config";
 
 /**
  * Registered A2A agents as delegates (`a2a_…`), through the one delegation
@@ -18,13 +19,10 @@ import { headersOf, metadataOf, recordCallOutcome } from "./registrations";
  * result, never a failed turn.
  */
 
-export const DEFAULT_A2A_TIMEOUT_MS = 60_000;
+export { DEFAULT_A2A_TIMEOUT_MS };
 const MAX_REPLY_CHARS = 32_000;
 
-const timeoutOf = (env: Env) => {
-  const n = Number(env.A2A_TIMEOUT_MS);
-  return Number.isFinite(n) && n > 0 ? n : DEFAULT_A2A_TIMEOUT_MS;
-};
+const timeoutOf = (env: Env) => config(env).a2aTimeoutMs;
 
 /** The registration, if `origin` may use it: same organization, environment, tenant and knowledge base. */
 async function usable(origin: DelegationOrigin, id: string): Promise<A2aAgent | null> {

@@ -1,5 +1,5 @@
 import { and, asc, eq } from "drizzle-orm";
-import type { Context } from "hono";
+import type { ServiceContext } from "../../contracts/context";
 import type { Permission } from "../../auth/permissions";
 import { may } from "../../auth/authorize";
 import { redactHeaderValues } from "../../auth/policy";
@@ -11,7 +11,6 @@ import { badRequest, notFound } from "../../lib/errors";
 import { newId } from "../../lib/ids";
 import { decryptSecret, encryptSecret, SecretUnreadable } from "../../lib/secrets";
 import { nowIso } from "../../lib/time";
-import type { AppEnv } from "../../types";
 import { knowledgeBaseFor } from "../knowledge-bases";
 import { fetchAgentCard, parseCardUrl } from "./card";
 
@@ -134,9 +133,9 @@ export async function a2aAgentOf(db: Database, kb: KnowledgeBase, id: string): P
 }
 
 /** A registration of a knowledge base, the knowledge base authorized for `permission` (404 when either is missing or out of reach). */
-export async function a2aAgentFor(c: Context<AppEnv>, kbId: string, id: string, permission: Permission): Promise<A2aAgent> {
+export async function a2aAgentFor(c: ServiceContext, kbId: string, id: string, permission: Permission): Promise<A2aAgent> {
   const kb = await knowledgeBaseFor(c, kbId, permission);
-  return a2aAgentOf(c.get("db"), kb, id);
+  return a2aAgentOf(c.db, kb, id);
 }
 
 /** A knowledge base's registrations as the API shows them (headers and metadata decrypted). */
@@ -146,7 +145,7 @@ export async function publicA2aAgentsOf(env: Env, db: Database, kb: KnowledgeBas
 }
 
 /** Whether this caller reads a knowledge base's registration secrets: only if it may change them. */
-export const seesA2aSecrets = (c: Context<AppEnv>, kb: KnowledgeBase) => may(c, "documents:write", knowledgeBaseRowScope({ ...kb, knowledgeBaseId: kb.id })!);
+export const seesA2aSecrets = (c: ServiceContext, kb: KnowledgeBase) => may(c, "documents:write", knowledgeBaseRowScope({ ...kb, knowledgeBaseId: kb.id })!);
 
 export interface A2aAgentInput {
   name?: string;

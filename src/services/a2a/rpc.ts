@@ -1,8 +1,7 @@
-import type { Context } from "hono";
 import type { Agent } from "../../db/schema";
-import type { AppEnv } from "../../types";
+import type { ServiceContext } from "../../contracts/context";
 import { AgentTaskHandler } from "./server";
-import { A2A_VERSION_HEADER, assertVersionSupported, requestedVersion } from "./versions";
+import { assertVersionSupported, requestedVersion } from "./versions";
 
 const encoder = new TextEncoder();
 
@@ -21,8 +20,13 @@ const JSON_MEDIA_TYPES = new Set(["application/json", "application/a2a+json"]);
  * with an SSE Response of JSON-RPC objects; one that fails before its first event answers a plain
  * JSON-RPC error, and an error mid-stream is a last JSON-RPC error event.
  */
-export async function answerA2aRpc(c: Context<AppEnv>, agent: Agent, rawBody: string): Promise<Response | Record<string, unknown>> {
-  const caller = c.get("caller");
+export async function answerA2aRpc(
+  c: ServiceContext,
+  agent: Agent,
+  request: { body: string; origin: string; version?: string; contentType?: string },
+): Promise<Response | Record<string, unknown>> {
+  const rawBody = request.body;
+  const caller = c.caller;
   const [{ JsonRpcTransportHandler, defaultServerCallContextBuilder }, { LegacyJsonRpcTransportHandler }, errors] = await Promise.all([
     import("@a2a-js/sdk/server"),
     import("@a2a-js/sdk/compat/v0_3/server"),
@@ -36,10 +40,10 @@ export async function answerA2aRpc(c: Context<AppEnv>, agent: Agent, rawBody: st
   const legacy = typeof body.method === "string" && body.method.includes("/");
   const mapError: ErrorMapper = legacy ? LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError : JsonRpcTransportHandler.mapToJSONRPCError;
   const id = typeof body.id === "string" || typeof body.id === "number" ? body.id : null;
-  const handler = new AgentTaskHandler(c, agent);
-  const version = c.req.header(A2A_VERSION_HEADER);
+  const handler = new AgentTaskHandler(c, agent, request.origin);
+  const version = request.version;
   try {
-    assertJsonContentType(c.req.header("Content-Type"), errors.ContentTypeNotSupportedError);
+    assertJsonContentType(request.contentType, errors.ContentTypeNotSupportedError);
     await assertVersionSupported(await handler.getAgentCard(), await requestedVersion(version));
   } catch (e) {
     return { jsonrpc: "2.0", id, error: mapError(e) };

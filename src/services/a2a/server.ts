@@ -1,9 +1,8 @@
-import type { Context } from "hono";
 import type { AgentCard, CancelTaskRequest, GetTaskRequest, Message, SendMessageRequest, StreamResponse, Task, TaskState } from "@a2a-js/sdk";
+import type { ServiceContext } from "../../contracts/context";
 import type { A2ARequestHandler, ServerCallContext } from "@a2a-js/sdk/server";
 import type { Agent, AgentRun } from "../../db/schema";
 import { ApiError, notFound } from "../../lib/errors";
-import type { AppEnv } from "../../types";
 import { assertActive } from "../agents/agents";
 import { executeRunJson, executeRunStream } from "../agents/execute";
 import { cancelRun, chatAgentId, getRun, startRun, visibleRun } from "../agents/runs";
@@ -33,12 +32,14 @@ async function sdkErrors() {
 
 export class AgentTaskHandler implements A2ARequestHandler {
   constructor(
-    private readonly c: Context<AppEnv>,
+    private readonly c: ServiceContext,
     private readonly agent: Agent,
+    /** The origin the agent was addressed at (its card's URLs). */
+    private readonly origin: string,
   ) {}
 
   async getAgentCard(): Promise<AgentCard> {
-    return cardOfAgent(this.agent, new URL(this.c.req.url).origin);
+    return cardOfAgent(this.agent, this.origin);
   }
 
   async getAuthenticatedExtendedAgentCard(): Promise<AgentCard> {
@@ -50,8 +51,8 @@ export class AgentTaskHandler implements A2ARequestHandler {
   private async prepare(params: SendMessageRequest, streaming: boolean) {
     const { RequestMalformedError, UnsupportedOperationError } = await sdkErrors();
     const c = this.c;
-    const db = c.get("db");
-    const caller = c.get("caller");
+    const db = c.db;
+    const caller = c.caller;
     const msg = params.message;
     const content = textOf(msg);
     if (!msg || !content) throw new RequestMalformedError("The message needs at least one text part.");
@@ -106,11 +107,11 @@ export class AgentTaskHandler implements A2ARequestHandler {
 
   async sendMessage(params: SendMessageRequest, _context: ServerCallContext): Promise<Message | Task> {
     const { cmd, run } = await this.prepare(params, false);
-    const db = this.c.get("db");
+    const db = this.c.db;
     const question = cmd.content;
     if (params.configuration?.returnImmediately) {
       // Non-blocking: the run goes on after the response; GetTask follows it, CancelTask stops it.
-      this.c.executionCtx.waitUntil(executeRunJson(this.c.env, db, cmd).catch((e) => console.error("a2a: background run failed", e instanceof Error ? e.message : e)));
+      this.c.waitUntil(executeRunJson(this.c.env, db, cmd).catch((e) => console.error("a2a: background run failed", e instanceof Error ? e.message : e)));
       return taskOfRun(run, { question });
     }
     try {
@@ -123,11 +124,11 @@ export class AgentTaskHandler implements A2ARequestHandler {
 
   async *sendMessageStream(params: SendMessageRequest, _context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
     const { cmd, run } = await this.prepare(params, true);
-    const db = this.c.get("db");
+    const db = this.c.db;
     const question = cmd.content;
     const base = { taskId: run.id, contextId: run.chatId ?? "", metadata: undefined };
     yield { payload: { $case: "task", value: taskOfRun(run, { question }) } };
-    const res = await executeRunStream(this.c.env, db, cmd, (p) => this.c.executionCtx.waitUntil(p));
+    const res = await executeRunStream(this.c.env, db, cmd, (p) => this.c.waitUntil(p));
     if (!res.body) return;
     const artifactId = `${run.id}:answer`;
     const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
@@ -185,7 +186,7 @@ export class AgentTaskHandler implements A2ARequestHandler {
 
   /** A task this caller may see: exactly the runs GET /agents/:id/runs/:runId shows it (src/auth/policy.ts). */
   private async runOf(id: string): Promise<AgentRun> {
-    const run = await visibleRun(this.c.get("db"), this.agent.id, id ?? "", runViewerOf(this.c.get("caller")));
+    const run = await visibleRun(this.c.db, this.agent.id, id ?? "", runViewerOf(this.c.caller));
     if (!run) throw new (await sdkErrors()).TaskNotFoundError(`Task not found: ${id}`);
     return run;
   }
@@ -193,11 +194,11 @@ export class AgentTaskHandler implements A2ARequestHandler {
   /** The task with its history (the run's question and answer), cut to `historyLength`. */
   async getTask(params: GetTaskRequest, _context: ServerCallContext): Promise<Task> {
     const run = await this.runOf(params.id);
-    return { ...taskOfRun(run), history: await taskHistory(this.c.get("db"), run, params.historyLength) };
+    return { ...taskOfRun(run), history: await taskHistory(this.c.db, run, params.historyLength) };
   }
 
   async cancelTask(params: CancelTaskRequest, _context: ServerCallContext): Promise<Task> {
-    const db = this.c.get("db");
+    const db = this.c.db;
     const run = await this.runOf(params.id);
     if (run.status === "cancelled") return taskOfRun(run);
     if (await cancelRun(db, run.id)) {

@@ -1,7 +1,7 @@
 import { and, asc, desc, eq, sql } from "drizzle-orm";
-import type { Context } from "hono";
+import type { ServiceContext } from "../../contracts/context";
 import { authorize, keyReach } from "../../auth/authorize";
-import type { Caller } from "../../auth/caller";
+import type { Caller } from "../../contracts/caller";
 import { loadAuthorized } from "../../auth/load";
 import type { Permission } from "../../auth/permissions";
 import { registerResource, type ResourceScope } from "../../auth/resources";
@@ -10,7 +10,6 @@ import { agents, agentVersions, type Agent, type AgentConfig, type AgentSchedule
 import { ApiError, badRequest, conflict } from "../../lib/errors";
 import { newId } from "../../lib/ids";
 import { nowIso } from "../../lib/time";
-import type { AppEnv } from "../../types";
 import { getKnowledgeBase } from "../knowledge-bases";
 import { getTenant, tenantScope } from "../tenants";
 import { nextOccurrence, parseSchedule } from "./schedule";
@@ -34,8 +33,8 @@ export async function getAgent(db: Database, id: string): Promise<Agent | undefi
 registerResource("agent", async (db, id) => agentScope(await getAgent(db, id)));
 
 /** An agent by id, authorized for `permission` (404 when missing or out of reach). */
-export async function agentFor(c: Context<AppEnv>, id: string, permission: Permission): Promise<Agent> {
-  const agent = await getAgent(c.get("db"), id);
+export async function agentFor(c: ServiceContext, id: string, permission: Permission): Promise<Agent> {
+  const agent = await getAgent(c.db, id);
   return (await loadAuthorized(c, permission, agent, (a) => agentScope(a)!, { what: "Agent" })).row;
 }
 
@@ -146,9 +145,9 @@ function scheduleColumns(s: AgentScheduleConfig | null, caller: Caller, now: Dat
   };
 }
 
-export async function createAgent(c: Context<AppEnv>, input: AgentConfigInput & { tenant_id: string; knowledge_base_id: string }): Promise<Agent> {
-  const db = c.get("db");
-  const caller = c.get("caller");
+export async function createAgent(c: ServiceContext, input: AgentConfigInput & { tenant_id: string; knowledge_base_id: string }): Promise<Agent> {
+  const db = c.db;
+  const caller = c.caller;
   const tenant = await getTenant(db, input.tenant_id);
   await authorize(c, "agents:write", tenantScope(tenant), { what: "Tenant", addressedBy: "param" });
 
@@ -200,10 +199,10 @@ export function assertActive(agent: Agent) {
 }
 
 /** Publishes version N+1: the current configuration with the sent fields changed (an empty body republishes). */
-export async function deployAgent(c: Context<AppEnv>, agent: Agent, input: Partial<AgentConfigInput>): Promise<Agent> {
+export async function deployAgent(c: ServiceContext, agent: Agent, input: Partial<AgentConfigInput>): Promise<Agent> {
   assertActive(agent);
-  const db = c.get("db");
-  const caller = c.get("caller");
+  const db = c.db;
+  const caller = c.caller;
   const cfg = normalize(input as AgentConfigInput, agent.config);
   await validateConfig(c, agent, cfg);
   const now = new Date();
@@ -227,16 +226,16 @@ export async function deployAgent(c: Context<AppEnv>, agent: Agent, input: Parti
   return (await getAgent(db, agent.id))!;
 }
 
-export async function setScheduleEnabled(c: Context<AppEnv>, agent: Agent, enabled: boolean): Promise<Agent> {
+export async function setScheduleEnabled(c: ServiceContext, agent: Agent, enabled: boolean): Promise<Agent> {
   assertActive(agent);
   if (!agent.scheduleCron) {
     throw badRequest("This agent has no schedule; deploy one with `schedule` first", [{ path: "body.enabled", message: "The agent has no schedule" }]);
   }
   const now = new Date();
-  const caller = c.get("caller");
+  const caller = c.caller;
   const next = enabled ? nextOccurrence(agent.scheduleCron, agent.scheduleTimezone ?? "UTC", now) : null;
   await c
-    .get("db")
+    .db
     .update(agents)
     .set({
       scheduleEnabled: enabled,
@@ -246,7 +245,7 @@ export async function setScheduleEnabled(c: Context<AppEnv>, agent: Agent, enabl
       updatedAt: now.toISOString(),
     })
     .where(eq(agents.id, agent.id));
-  return (await getAgent(c.get("db"), agent.id))!;
+  return (await getAgent(c.db, agent.id))!;
 }
 
 /** Archives: schedule off, runs kept. Idempotent. */

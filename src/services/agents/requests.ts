@@ -1,7 +1,6 @@
-import type { Context } from "hono";
 import type { Agent, AgentRun } from "../../db/schema";
+import type { ServiceContext } from "../../contracts/context";
 import { notFound } from "../../lib/errors";
-import type { AppEnv } from "../../types";
 import { actorOf, assertCanSpend } from "../billing/metering";
 import { assertNotTerminated, assertSubjectParam, ownsChat } from "../chats/access";
 import { getChat } from "../chats/chats";
@@ -26,12 +25,12 @@ export interface RunRequest {
 }
 
 /** Whose runs a caller sees (src/auth/policy.ts). */
-export const viewerOf = (c: Context<AppEnv>): RunViewer => runViewerOf(c.get("caller"));
+export const viewerOf = (c: ServiceContext): RunViewer => runViewerOf(c.caller);
 
 /** Authorizes and prepares a run (JSON and stream alike): every refusal comes before any work. */
-async function prepareRun(c: Context<AppEnv>, agent: Agent, body: RunRequest, streaming: boolean) {
-  const caller = c.get("caller");
-  const db = c.get("db");
+async function prepareRun(c: ServiceContext, agent: Agent, body: RunRequest, streaming: boolean) {
+  const caller = c.caller;
+  const db = c.db;
   assertSubjectParam(caller, body.external_subject_id);
   assertActive(agent);
   let chat = null;
@@ -67,32 +66,32 @@ async function prepareRun(c: Context<AppEnv>, agent: Agent, body: RunRequest, st
 }
 
 /** Runs the agent to its complete answer. */
-export async function runAgentToAnswer(c: Context<AppEnv>, agent: Agent, body: RunRequest) {
+export async function runAgentToAnswer(c: ServiceContext, agent: Agent, body: RunRequest) {
   const { cmd, chat } = await prepareRun(c, agent, body, false);
-  const { outcome, run } = await executeRunJson(c.env, c.get("db"), cmd);
+  const { outcome, run } = await executeRunJson(c.env, c.db, cmd);
   return { run: publicRun(run), chat_id: chat.id, assistant_message: outcome.assistant_message, usage: outcome.usage };
 }
 
 /** Runs the agent as a live SSE stream (the response carries X-Run-Id). */
-export async function streamAgentRun(c: Context<AppEnv>, agent: Agent, body: RunRequest): Promise<Response> {
+export async function streamAgentRun(c: ServiceContext, agent: Agent, body: RunRequest): Promise<Response> {
   const { cmd } = await prepareRun(c, agent, body, true);
-  return executeRunStream(c.env, c.get("db"), cmd, (p) => c.executionCtx.waitUntil(p));
+  return executeRunStream(c.env, c.db, cmd, (p) => c.waitUntil(p));
 }
 
-export async function listRunsOf(c: Context<AppEnv>, agent: Agent, q: { limit: number; offset: number; status?: AgentRun["status"] }) {
-  return pageBody("runs", await listRuns(c.get("db"), agent.id, { ...q, viewer: viewerOf(c) }), q, publicRun);
+export async function listRunsOf(c: ServiceContext, agent: Agent, q: { limit: number; offset: number; status?: AgentRun["status"] }) {
+  return pageBody("runs", await listRuns(c.db, agent.id, { ...q, viewer: viewerOf(c) }), q, publicRun);
 }
 
 /** A run of this agent that the caller may see (404 otherwise). */
-export async function visibleRunOf(c: Context<AppEnv>, agent: Agent, runId: string): Promise<AgentRun> {
-  const run = await visibleRun(c.get("db"), agent.id, runId, viewerOf(c));
+export async function visibleRunOf(c: ServiceContext, agent: Agent, runId: string): Promise<AgentRun> {
+  const run = await visibleRun(c.db, agent.id, runId, viewerOf(c));
   if (!run) throw notFound("Run");
   return run;
 }
 
 /** Stops a run in flight: it becomes cancelled and its turn saves the partial output into it. */
-export async function stopRunOf(c: Context<AppEnv>, agent: Agent, runId: string) {
-  const db = c.get("db");
+export async function stopRunOf(c: ServiceContext, agent: Agent, runId: string) {
+  const db = c.db;
   const run = await visibleRunOf(c, agent, runId);
   const stopped = await cancelRun(db, run.id);
   if (stopped && run.chatId) await stopTurn(c.env, run.chatId);

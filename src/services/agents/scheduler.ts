@@ -1,9 +1,9 @@
 import { and, eq, isNull, lte, or, sql } from "drizzle-orm";
 import { keyHasScope, keyReach } from "../../auth/authorize";
 import { keyStillBacked } from "../../auth/policy";
-import type { KeyCaller } from "../../auth/caller";
+import type { KeyCaller } from "../../contracts/caller";
 import { PERMISSIONS } from "../../auth/permissions";
-import type { Scope } from "../../auth/scopes";
+import type { Scope } from "../../contracts/scopes";
 import type { Database } from "../../db/client";
 import { agentRuns, agents, apiKeys, organizationMembers, organizations, tenants, type Agent } from "../../db/schema";
 import type { Env } from "../../env";

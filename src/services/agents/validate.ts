@@ -1,9 +1,8 @@
-import type { Context } from "hono";
-import type { Caller } from "../../auth/caller";
+import type { Caller } from "../../contracts/caller";
+import type { ServiceContext } from "../../contracts/context";
 import type { Database } from "../../db/client";
 import { skills, type AgentConfig } from "../../db/schema";
 import { badRequest, type ErrorDetail } from "../../lib/errors";
-import type { AppEnv } from "../../types";
 import { and, eq, inArray } from "drizzle-orm";
 import { resolveModel } from "../chats/turns";
 import { serversOfOrganization } from "../mcp/servers";
@@ -62,7 +61,7 @@ function assertA2aIds(ids: string[]): void {
 }
 
 /** Connected apps and delegates: the providers that own them check them, as for a chat turn. */
-async function assertByProviders(c: Context<AppEnv>, owner: AgentOwner, cfg: AgentConfig): Promise<void> {
+async function assertByProviders(c: ServiceContext, owner: AgentOwner, cfg: AgentConfig): Promise<void> {
   const settings: ToolSettings = {
     ...emptyToolSettings(),
     websearch: cfg.websearch_enable,
@@ -70,9 +69,9 @@ async function assertByProviders(c: Context<AppEnv>, owner: AgentOwner, cfg: Age
     connectorSlugs: cfg.connector_slugs,
     delegateIds: [...cfg.delegate_agent_ids, ...cfg.a2a_agent_ids],
   };
-  const caller = c.get("caller");
+  const caller = c.caller;
   const scope = {
-    db: c.get("db"),
+    db: c.db,
     env: c.env,
     chat: {
       id: `agent:${owner.id ?? "new"}`,
@@ -86,13 +85,13 @@ async function assertByProviders(c: Context<AppEnv>, owner: AgentOwner, cfg: Age
     depth: 0,
     agentId: owner.id,
   };
-  for (const p of c.get("capabilities").tools) if (p.validate) await p.validate(scope, settings);
+  for (const p of c.capabilities.tools) if (p.validate) await p.validate(scope, settings);
 }
 
-export async function validateConfig(c: Context<AppEnv>, owner: AgentOwner, cfg: AgentConfig): Promise<void> {
+export async function validateConfig(c: ServiceContext, owner: AgentOwner, cfg: AgentConfig): Promise<void> {
   resolveModel(c, cfg.model, "body.model");
-  await assertSkills(c.get("db"), owner.tenantId, cfg.skills);
-  await assertMcpServers(c.get("db"), owner.organizationId, cfg.mcp_server_ids);
+  await assertSkills(c.db, owner.tenantId, cfg.skills);
+  await assertMcpServers(c.db, owner.organizationId, cfg.mcp_server_ids);
   assertA2aIds(cfg.a2a_agent_ids);
   await assertByProviders(c, owner, cfg);
 }

@@ -1,8 +1,7 @@
 import { and, asc, desc, eq, or, sql, type SQL } from "drizzle-orm";
-import type { Context } from "hono";
+import type { ServiceContext } from "../../contracts/context";
 import { loadAuthorized } from "../../auth/load";
 import type { Permission } from "../../auth/permissions";
-import type { AppEnv } from "../../types";
 import { inKnowledgeBase, knowledgeBaseRowScope, type ResourceScope } from "../../auth/resources";
 import type { Database } from "../../db/client";
 import { isUniqueViolation } from "../../db/errors";
@@ -47,7 +46,7 @@ export function publicArtifact(a: Artifact, publicBaseUrl: string) {
 }
 
 /** The API view of an artifact, with its published URL under PUBLIC_BASE_URL. */
-export const artifactJson = (c: Context<AppEnv>, a: Artifact) => publicArtifact(a, config(c.env).publicBaseUrl);
+export const artifactJson = (c: ServiceContext, a: Artifact) => publicArtifact(a, config(c.env).publicBaseUrl);
 
 export const publishedUrl = (a: Pick<Artifact, "slug">, publicBaseUrl: string) => `${publicBaseUrl}/p/${a.slug}`;
 
@@ -83,13 +82,13 @@ export async function findArtifact(db: Database, idOrSlug: string): Promise<Arti
 }
 
 /** An artifact by id or slug, authorized for `permission` by its knowledge base (404 when missing or out of reach). */
-export async function artifactFor(c: Context<AppEnv>, idOrSlug: string, permission: Permission): Promise<Artifact> {
-  const artifact = await findArtifact(c.get("db"), idOrSlug);
+export async function artifactFor(c: ServiceContext, idOrSlug: string, permission: Permission): Promise<Artifact> {
+  const artifact = await findArtifact(c.db, idOrSlug);
   return (await loadAuthorized(c, permission, artifact, (a) => artifactScope(a)!, { what: "Artifact" })).row;
 }
 
 /** `artifactFor`, for routes that serve active artifacts only (an archived one is 404). */
-export async function activeArtifactFor(c: Context<AppEnv>, idOrSlug: string, permission: Permission): Promise<Artifact> {
+export async function activeArtifactFor(c: ServiceContext, idOrSlug: string, permission: Permission): Promise<Artifact> {
   const artifact = await artifactFor(c, idOrSlug, permission);
   if (artifact.status !== "active") throw notFound("Artifact");
   return artifact;

@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import type { Actor } from "../../contracts/tools";
-import type { Caller } from "../../auth/caller";
+import type { Caller } from "../../contracts/caller";
 import type { Database } from "../../db/client";
 import { isUniqueViolation } from "../../db/errors";
 import { tenants, type UsageOperation } from "../../db/schema";

@@ -1,11 +1,10 @@
-import type { Context } from "hono";
 import type { Access } from "../../auth/authorize";
+import type { ServiceContext } from "../../contracts/context";
 import { loadAuthorized } from "../../auth/load";
-import type { Caller } from "../../auth/caller";
+import type { Caller } from "../../contracts/caller";
 import type { Permission } from "../../auth/permissions";
 import type { Chat } from "../../db/schema";
 import { badRequest, conflict, forbidden, notFound } from "../../lib/errors";
-import type { AppEnv } from "../../types";
 import { chatScope, getChat } from "./chats";
 
 /**
@@ -49,14 +48,14 @@ export function ownsChat(caller: Caller, chat: Chat, externalSubjectId: string |
 
 /** A chat by id, authorized for `permission` and owned by the caller (or its end user), else 404. */
 export async function authorizeChat(
-  c: Context<AppEnv>,
+  c: ServiceContext,
   chatId: string,
   externalSubjectId: string | undefined | null,
   permission: Permission = "query:rag",
 ): Promise<{ chat: Chat; access: Access }> {
-  const caller = c.get("caller");
+  const caller = c.caller;
   assertSubjectParam(caller, externalSubjectId);
-  const found = await getChat(c.get("db"), chatId.toLowerCase());
+  const found = await getChat(c.db, chatId.toLowerCase());
   const { row: chat, access } = await loadAuthorized(c, permission, found, (ch) => chatScope(ch)!, { what: "Chat" });
   if (!ownsChat(caller, chat, externalSubjectId)) throw notFound("Chat");
   return { chat, access };
@@ -64,7 +63,7 @@ export async function authorizeChat(
 
 /** `authorizeChat` when only the chat is needed. */
 export async function chatFor(
-  c: Context<AppEnv>,
+  c: ServiceContext,
   chatId: string,
   externalSubjectId: string | undefined | null,
   permission: Permission = "query:rag",

@@ -1,12 +1,10 @@
-import type { Context } from "hono";
-import type { z } from "@hono/zod-openapi";
-import type { CreateChatBody, SendMessageBody } from "../../routes/chats/schemas";
+import type { ServiceContext } from "../../contracts/context";
+import type { AGENT_MODES } from "../../db/schema";
 import { ApiError, notFound } from "../../lib/errors";
 import { newId } from "../../lib/ids";
 import type { Chat, KnowledgeBase } from "../../db/schema";
 import type { TurnCommand } from "../../contracts/chat-session";
 import type { ModelInfo } from "../models/registry";
-import type { AppEnv } from "../../types";
 import { assertCanSpend } from "../billing/metering";
 import { getKnowledgeBase, knowledgeBaseFor } from "../knowledge-bases";
 import { assertSubjectParam, authorizeChat, effectiveSubject } from "./access";
@@ -17,23 +15,49 @@ import { answeredOrThrow, runTurnJson } from "./session";
 import { canReadShared, FORK_SEED_LIMIT, shareSafeMessages, shareSafeMetadata } from "./sharing";
 import { assertKnowledgeBaseActive, prepareTurn, resolveModel, resolveTurnExtras, type ChatPlacement } from "./turns";
 
-export type CreateChatInput = z.infer<typeof CreateChatBody>;
-export type SendMessageInput = z.infer<typeof SendMessageBody>;
+/** What a turn names beyond its question (validated by the route: src/routes/chats/schemas.ts). */
+interface TurnFields {
+  agent_mode: (typeof AGENT_MODES)[number];
+  websearch_enable: boolean;
+  external_subject_id?: string;
+  connector_slugs: string[];
+  skill_ids: string[];
+  delegate_agent_ids: string[];
+  attached_artifact_ids: string[];
+}
+
+/** POST /chats, as validated (CreateChatBody). */
+export interface CreateChatInput extends TurnFields {
+  id: string;
+  tenant_id: string;
+  knowledge_base_id: string;
+  model: string;
+  title?: string;
+  message?: string;
+  shared_source_chat_id?: string;
+  images: string[];
+}
+
+/** POST /chats/:id/messages, as validated (SendMessageBody). */
+export interface SendMessageInput extends TurnFields {
+  content: string;
+  model: string;
+}
 
 /** A title from the first message: whitespace collapsed, at most 80 characters. */
 export const titleFrom = (message: string) => truncateTitle(message.replace(/\s+/g, " ").trim().slice(0, 80));
 
 /** Messages to seed a fork of a shared chat with; the source must be readable by this caller (404 otherwise). */
-async function forkSeed(c: Context<AppEnv>, sourceId: string | undefined) {
+async function forkSeed(c: ServiceContext, sourceId: string | undefined) {
   if (!sourceId) return [];
-  const source = await getChat(c.get("db"), sourceId.toLowerCase());
-  if (!source || !(await canReadShared(c, source, c.get("caller")))) throw notFound("Shared chat");
-  return (await shareSafeMessages(c.get("db"), source.id, FORK_SEED_LIMIT)).rows;
+  const source = await getChat(c.db, sourceId.toLowerCase());
+  if (!source || !(await canReadShared(c, source, c.caller))) throw notFound("Shared chat");
+  return (await shareSafeMessages(c.db, source.id, FORK_SEED_LIMIT)).rows;
 }
 
 /** Where the new chat will live and whose it is (what the extras are checked against before it exists). */
-function placementOf(c: Context<AppEnv>, body: CreateChatInput, kb: KnowledgeBase): ChatPlacement {
-  const caller = c.get("caller");
+function placementOf(c: ServiceContext, body: CreateChatInput, kb: KnowledgeBase): ChatPlacement {
+  const caller = c.caller;
   return {
     id: body.id.toLowerCase(),
     organizationId: kb.organizationId,
@@ -54,16 +78,26 @@ function placementOf(c: Context<AppEnv>, body: CreateChatInput, kb: KnowledgeBas
  * retry of the same create (same caller, knowledge base and first message)
  * answers what the first one did (./replay.ts).
  */
-export async function createChatWithFirstTurn(c: Context<AppEnv>, body: CreateChatInput) {
-  const caller = c.get("caller");
+/**
+ * POST /chats: the chat, and its first turn when it has a message. `replayed` when the same create had already
+ * been made (the route answers it with `Idempotent-Replayed: true`).
+ */
+export async function createChatWithFirstTurn(c: ServiceContext, body: CreateChatInput) {
+  const replay = { replayed: false };
+  const out = await createOrReplay(c, body, replay);
+  return { body: out, replayed: replay.replayed };
+}
+
+async function createOrReplay(c: ServiceContext, body: CreateChatInput, replay: { replayed: boolean }) {
+  const caller = c.caller;
   assertSubjectParam(caller, body.external_subject_id);
-  const db = c.get("db");
+  const db = c.db;
   const kb = await knowledgeBaseFor(c, body.knowledge_base_id, "query:rag", { addressedBy: "param", tenantId: body.tenant_id });
   const placement = placementOf(c, body, kb);
   const digest = body.message ? await firstMessageDigest(body.message) : null;
   if (digest) {
     const existing = await getChat(db, placement.id);
-    if (existing) return replayCreate(c, body, kb, existing, placement, digest);
+    if (existing) return replayCreate(c, body, kb, existing, placement, digest, replay);
   }
   assertKnowledgeBaseActive(kb);
   const model = resolveModel(c, body.model);
@@ -100,7 +134,7 @@ export async function createChatWithFirstTurn(c: Context<AppEnv>, body: CreateCh
   } catch (e) {
     // A concurrent create with the same id won the insert: the same create is answered like a retry.
     const raced = digest && e instanceof ApiError && e.code === "conflict" ? await getChat(db, placement.id) : undefined;
-    if (raced) return replayCreate(c, body, kb, raced, placement, digest!);
+    if (raced) return replayCreate(c, body, kb, raced, placement, digest!, replay);
     throw e;
   }
   for (const m of seed) {
@@ -111,20 +145,20 @@ export async function createChatWithFirstTurn(c: Context<AppEnv>, body: CreateCh
   return firstTurn(c, body, kb, chat, { model, images, spend, userMessageId: firstMessage!.id });
 }
 
-const apiKeyOf = (c: Context<AppEnv>) => {
-  const caller = c.get("caller");
+const apiKeyOf = (c: ServiceContext) => {
+  const caller = c.caller;
   return caller.type === "api_key" ? caller.key.id : null;
 };
 
 /** The chat's first turn, answered in the create's response. */
 async function firstTurn(
-  c: Context<AppEnv>,
+  c: ServiceContext,
   body: CreateChatInput,
   kb: KnowledgeBase,
   chat: Chat,
   opts: { model: ModelInfo; images?: TurnCommand["images"]; spend?: Promise<void>; userMessageId: string },
 ) {
-  const cmd = await prepareTurn(c, c.get("caller"), chat, kb, {
+  const cmd = await prepareTurn(c, c.caller, chat, kb, {
     content: body.message!,
     model: opts.model,
     mode: body.agent_mode,
@@ -135,7 +169,7 @@ async function firstTurn(
     spend: opts.spend,
   });
   const outcome = answeredOrThrow(await runTurnJson(c.env, { ...cmd, userMessageId: opts.userMessageId }));
-  const fresh = (await getChat(c.get("db"), chat.id))!;
+  const fresh = (await getChat(c.db, chat.id))!;
   return { chat: publicChat(fresh), user_message: outcome.user_message, assistant_message: outcome.assistant_message, usage: outcome.usage };
 }
 
@@ -143,9 +177,17 @@ async function firstTurn(
  * A create whose chat id exists: the same create again answers the chat and its first turn (waiting for a turn
  * still running, settling one whose worker is gone, running one that never started); anything else is 409.
  */
-async function replayCreate(c: Context<AppEnv>, body: CreateChatInput, kb: KnowledgeBase, chat: Chat, placement: ChatPlacement, digest: string) {
+async function replayCreate(
+  c: ServiceContext,
+  body: CreateChatInput,
+  kb: KnowledgeBase,
+  chat: Chat,
+  placement: ChatPlacement,
+  digest: string,
+  replay: { replayed: boolean },
+) {
   if (!isSameCreate(chat, placement, apiKeyOf(c), digest)) throw chatIdTaken(chat.id);
-  c.header("Idempotent-Replayed", "true");
+  replay.replayed = true;
   const settled = await awaitFirstAnswer(c, chat);
   if (!settled) {
     // The create was cut before its first turn started: run it now, as the first request would have.
@@ -153,26 +195,26 @@ async function replayCreate(c: Context<AppEnv>, body: CreateChatInput, kb: Knowl
     const images = body.images.length ? await storeChatImages(c, chat, body.images) : undefined;
     return firstTurn(c, body, kb, chat, { model: resolveModel(c, body.model), images, userMessageId: firstMessageOf(chat)!.id });
   }
-  const fresh = (await getChat(c.get("db"), chat.id))!;
+  const fresh = (await getChat(c.db, chat.id))!;
   const usage = settled.answer.metadata.usage ?? { input_tokens: 0, output_tokens: 0, total_tokens: 0, credits: 0 };
   return { chat: publicChat(fresh), user_message: publicMessage(settled.user), assistant_message: publicMessage(settled.answer), usage };
 }
 
 /** Authorizes and validates a message for an existing chat (JSON send and stream alike): the turn command. */
-export async function sendCommand(c: Context<AppEnv>, chatId: string, body: SendMessageInput) {
+export async function sendCommand(c: ServiceContext, chatId: string, body: SendMessageInput) {
   const { chat } = await authorizeChat(c, chatId, body.external_subject_id);
   return commandForChat(c, chat, body);
 }
 
 /** The turn command of a message for a chat the caller was authorized for (authorizeChat). */
-export async function commandForChat(c: Context<AppEnv>, chat: Chat, body: SendMessageInput) {
+export async function commandForChat(c: ServiceContext, chat: Chat, body: SendMessageInput) {
   // Started now, so it overlaps the knowledge base query; prepareTurn reports it in its order
   // (observed here too, for when the knowledge base is not found first).
-  const spend = assertCanSpend(c.get("db"), chat.tenantId);
+  const spend = assertCanSpend(c.db, chat.tenantId);
   spend.catch(() => {});
-  const kb = await getKnowledgeBase(c.get("db"), chat.knowledgeBaseId);
+  const kb = await getKnowledgeBase(c.db, chat.knowledgeBaseId);
   if (!kb) throw notFound("Knowledge base");
-  return prepareTurn(c, c.get("caller"), chat, kb, {
+  return prepareTurn(c, c.caller, chat, kb, {
     content: body.content,
     model: resolveModel(c, body.model),
     mode: body.agent_mode,

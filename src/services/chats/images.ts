@@ -1,5 +1,5 @@
-import type { Context } from "hono";
 import type { Chat } from "../../db/schema";
+import type { ServiceContext } from "../../contracts/context";
 import type { Env } from "../../env";
 import { config } from "../../lib/config";
 import { ApiError, badRequest } from "../../lib/errors";
@@ -8,7 +8,6 @@ import { BYTES_PER_GB } from "../tenants";
 import { sql } from "drizzle-orm";
 import { randomToken } from "../../lib/crypto";
 import { nowIso } from "../../lib/time";
-import type { AppEnv } from "../../types";
 
 /**
  * Images attached to a chat's first message (at most 2 data URLs of png, jpeg,
@@ -50,7 +49,7 @@ export interface StoredImage {
   mediaType: string;
 }
 
-export async function storeChatImages(c: Context<AppEnv>, chat: Chat, dataUrls: string[]): Promise<StoredImage[]> {
+export async function storeChatImages(c: ServiceContext, chat: Chat, dataUrls: string[]): Promise<StoredImage[]> {
   const decoded = dataUrls.map((d, i) => {
     const m = /^data:image\/(png|jpeg|jpg|webp|gif);base64,([\s\S]+)$/.exec(d);
     const path = `body.images.${i}`;
@@ -68,7 +67,7 @@ export async function storeChatImages(c: Context<AppEnv>, chat: Chat, dataUrls: 
     }
     return { bytes, type };
   });
-  const db = c.get("db");
+  const db = c.db;
   // Images count toward the tenant's storage and its quota, whatever the credential (embed tokens too).
   await assertQuotas(db, chat.tenantId, decoded.reduce((n, d) => n + d.bytes.byteLength, 0), { documents: false });
   const base = config(c.env).publicBaseUrl;
@@ -104,12 +103,12 @@ export async function loadImages(env: Env, images: Array<{ key: string; mediaTyp
   return out;
 }
 
-/** Serves PUBLIC_BASE_URL/chat-images/:chatId/:file (the URL is the capability). */
-export async function serveChatImage(c: Context<AppEnv>, chat: Chat | undefined, file: string): Promise<Response> {
+/** Serves PUBLIC_BASE_URL/chat-images/:chatId/:file (the URL is the capability); null when there is no such image. */
+export async function serveChatImage(c: ServiceContext, chat: Chat | undefined, file: string): Promise<Response | null> {
   const m = /^([A-Za-z0-9_-]{20,64})\.(png|jpg|webp|gif)$/.exec(file);
-  if (!chat || !m) return c.notFound();
+  if (!chat || !m) return null;
   const obj = await c.env.BUCKET.get(`${chatPrefix(chat)}${file}`);
-  if (!obj) return c.notFound();
+  if (!obj) return null;
   return new Response(obj.body, {
     headers: {
       "Content-Type": BY_EXT[m[2]],

@@ -1,8 +1,7 @@
-import type { Context } from "hono";
 import { config } from "../../lib/config";
+import type { ServiceContext } from "../../contracts/context";
 import { badRequest } from "../../lib/errors";
 import type { Chat } from "../../db/schema";
-import type { AppEnv } from "../../types";
 import { enqueueGc } from "../ingest/messages";
 import { CLEANUP_CHECK_MS } from "../recovery/leases";
 import { wakeSupervisor } from "../recovery/supervisor";
@@ -26,8 +25,8 @@ export interface ChatListQuery {
  * keys (its end user's when `external_subject_id` is given). A key restricted
  * to one knowledge base must name it.
  */
-export async function listChatsFor(c: Context<AppEnv>, q: ChatListQuery) {
-  const caller = c.get("caller");
+export async function listChatsFor(c: ServiceContext, q: ChatListQuery) {
+  const caller = c.caller;
   assertSubjectParam(caller, q.external_subject_id);
   const tenant = await tenantFor(c, q.tenant_id, "query:rag", { addressedBy: "param" });
   if (q.knowledge_base_id) {
@@ -39,7 +38,7 @@ export async function listChatsFor(c: Context<AppEnv>, q: ChatListQuery) {
     ]);
   }
   return listChats(
-    c.get("db"),
+    c.db,
     {
       tenantId: tenant.id,
       knowledgeBaseId: q.knowledge_base_id,
@@ -53,8 +52,8 @@ export async function listChatsFor(c: Context<AppEnv>, q: ChatListQuery) {
 }
 
 /** PATCH /chats/{id}/access: the access level and, unless private, the share URL. */
-export async function setChatAccess(c: Context<AppEnv>, chat: Chat, level: Chat["accessLevel"]) {
-  const updated = await updateChat(c.get("db"), chat.id, { accessLevel: level });
+export async function setChatAccess(c: ServiceContext, chat: Chat, level: Chat["accessLevel"]) {
+  const updated = await updateChat(c.db, chat.id, { accessLevel: level });
   const share_url = level === "private" ? null : `${config(c.env).publicBaseUrl}/share/${updated.id}`;
   return { access_level: updated.accessLevel, share_url };
 }
@@ -63,15 +62,15 @@ export async function setChatAccess(c: Context<AppEnv>, chat: Chat, level: Chat[
  * DELETE /chats/{id}: stops a running turn, deletes the rows; stored images are collected soon after (the
  * deleting statement records them on the garbage list, which the supervisor drains).
  */
-export async function removeChat(c: Context<AppEnv>, chat: Chat) {
+export async function removeChat(c: ServiceContext, chat: Chat) {
   await stopTurn(c.env, chat.id).catch(() => false);
-  await deleteChat(c.get("db"), chat.id);
+  await deleteChat(c.db, chat.id);
   await wakeSupervisor(c.env, Date.now() + CLEANUP_CHECK_MS);
-  c.executionCtx.waitUntil(enqueueGc(c.env, 1));
+  c.waitUntil(enqueueGc(c.env, 1));
 }
 
 /** POST /chats/{id}/terminate: stops a running turn and ends the session (messages kept). */
-export async function endChat(c: Context<AppEnv>, chat: Chat, reason: string | null) {
+export async function endChat(c: ServiceContext, chat: Chat, reason: string | null) {
   await stopTurn(c.env, chat.id).catch(() => false);
-  return terminateChat(c.get("db"), chat, reason);
+  return terminateChat(c.db, chat, reason);
 }

@@ -1,7 +1,6 @@
-import type { Context } from "hono";
 import { badRequest } from "../../lib/errors";
+import type { ServiceContext } from "../../contracts/context";
 import type { KnowledgeBase } from "../../db/schema";
-import type { AppEnv } from "../../types";
 import { followUpQuestions, improvePrompt, type ImproveCategory } from "../answer/assist";
 import { createRetriever } from "../retrieval/retriever";
 import { actorOf, assertCanSpend } from "../billing/metering";
@@ -13,7 +12,7 @@ import { answeredOrThrow, runTurnJson } from "./session";
 import { assertExtrasResolvable, assertKnowledgeBaseActive, prepareTurn, resolveModel } from "./turns";
 
 /** The knowledge base a query names, authorized for query:rag and active. */
-async function queryableKnowledgeBase(c: Context<AppEnv>, id: string): Promise<KnowledgeBase> {
+async function queryableKnowledgeBase(c: ServiceContext, id: string): Promise<KnowledgeBase> {
   const kb = await knowledgeBaseFor(c, id, "query:rag", { addressedBy: "param" });
   assertKnowledgeBaseActive(kb);
   return kb;
@@ -31,13 +30,13 @@ export interface FastQueryInput {
 }
 
 /** POST /chats/fast-query: one turn, kept in a query chat (the given one, or a new one). */
-export async function fastQuery(c: Context<AppEnv>, body: FastQueryInput) {
-  const caller = c.get("caller");
+export async function fastQuery(c: ServiceContext, body: FastQueryInput) {
+  const caller = c.caller;
   assertSubjectParam(caller, body.external_subject_id);
-  const db = c.get("db");
+  const db = c.db;
   const kb = await queryableKnowledgeBase(c, body.knowledge_base_id);
   const model = resolveModel(c, body.model);
-  assertExtrasResolvable({ connector_slugs: body.connector_slugs, delegate_agent_ids: [] }, c.get("capabilities").tools);
+  assertExtrasResolvable({ connector_slugs: body.connector_slugs, delegate_agent_ids: [] }, c.capabilities.tools);
   let chat;
   let spend: Promise<void> | undefined;
   if (body.chat_id) {
@@ -90,11 +89,11 @@ interface RawChunk {
 }
 
 /** POST /chats/fast-raw-query (and raw-query): retrieval only, the best chunks grouped by document, best first. */
-export async function rawQuery(c: Context<AppEnv>, body: RawQueryInput) {
-  assertSubjectParam(c.get("caller"), body.external_subject_id);
+export async function rawQuery(c: ServiceContext, body: RawQueryInput) {
+  assertSubjectParam(c.caller, body.external_subject_id);
   const kb = await queryableKnowledgeBase(c, body.knowledge_base_id);
   const query = (body.content ?? body.query)!;
-  const passages = await createRetriever(c.get("db"), c.env, kb, actorOf(c.get("caller")))(query, body.chunk_count);
+  const passages = await createRetriever(c.db, c.env, kb, actorOf(c.caller))(query, body.chunk_count);
   const groups = new Map<string, { document_id: string | null; filename: string | null; best: number; chunks: RawChunk[] }>();
   for (const p of passages) {
     const key = p.document_id ?? p.url ?? "";
@@ -109,7 +108,7 @@ export async function rawQuery(c: Context<AppEnv>, body: RawQueryInput) {
 
 /** POST /chats/follow-up-questions: three suggestions for a chat of that knowledge base. */
 export async function suggestFollowUps(
-  c: Context<AppEnv>,
+  c: ServiceContext,
   body: { knowledge_base_id: string; chat_id: string; external_subject_id?: string },
 ) {
   const kb = await queryableKnowledgeBase(c, body.knowledge_base_id);
@@ -117,18 +116,18 @@ export async function suggestFollowUps(
   if (chat.knowledgeBaseId !== kb.id) {
     throw badRequest("The chat does not belong to that knowledge base", [{ path: "body.chat_id", message: "Another knowledge base" }]);
   }
-  await assertCanSpend(c.get("db"), chat.tenantId);
+  await assertCanSpend(c.db, chat.tenantId);
   const model = resolveModel(c, chat.model, "chat.model");
-  return followUpQuestions(c.get("db"), c.env, { chat, kb, model, actor: actorOf(c.get("caller")) });
+  return followUpQuestions(c.db, c.env, { chat, kb, model, actor: actorOf(c.caller) });
 }
 
 /** POST /chats/improve-prompt: a question rewritten into a better prompt for this knowledge base. */
 export async function improveQuestion(
-  c: Context<AppEnv>,
+  c: ServiceContext,
   body: { knowledge_base_id: string; query: string; category: ImproveCategory; model?: string },
 ) {
   const kb = await queryableKnowledgeBase(c, body.knowledge_base_id);
-  await assertCanSpend(c.get("db"), kb.tenantId);
+  await assertCanSpend(c.db, kb.tenantId);
   const model = body.model ? resolveModel(c, body.model) : undefined;
-  return improvePrompt(c.get("db"), c.env, { kb, model, query: body.query, category: body.category, actor: actorOf(c.get("caller")) });
+  return improvePrompt(c.db, c.env, { kb, model, query: body.query, category: body.category, actor: actorOf(c.caller) });
 }

@@ -1,9 +1,8 @@
-import type { Context } from "hono";
 import type { Chat, Message } from "../../db/schema";
+import type { ServiceContext } from "../../contracts/context";
 import { sha256Hex } from "../../lib/crypto";
 import { ApiError, conflict } from "../../lib/errors";
 import { nowIso } from "../../lib/time";
-import type { AppEnv } from "../../types";
 import { answerAfter, getChat, getMessage } from "./chats";
 import { settleTurn } from "./answer-record";
 import type { ChatPlacement } from "./turns";
@@ -50,8 +49,8 @@ const POLL_MS = 250;
  * The first turn's answer once it has settled: finished, or settled by the supervisor — or settled here, when
  * the turn's lease lapsed (its worker is gone). Null when the first turn never started.
  */
-export async function awaitFirstAnswer(c: Context<AppEnv>, chat: Chat): Promise<{ user: Message; answer: Message } | null> {
-  const db = c.get("db");
+export async function awaitFirstAnswer(c: ServiceContext, chat: Chat): Promise<{ user: Message; answer: Message } | null> {
+  const db = c.db;
   const first = firstMessageOf(chat)!;
   const deadline = Date.now() + WAIT_MS;
   for (;;) {

@@ -1,10 +1,9 @@
 import { and, desc, eq, inArray } from "drizzle-orm";
-import type { Context } from "hono";
+import type { ServiceContext } from "../../contracts/context";
 import { membershipOf } from "../../auth/authorize";
-import type { Caller } from "../../auth/caller";
+import type { Caller } from "../../contracts/caller";
 import type { Database } from "../../db/client";
 import { knowledgeBases, messages, type Chat, type Message, type MessageMetadata } from "../../db/schema";
-import type { AppEnv } from "../../types";
 import { getChat } from "./chats";
 
 export const SHARED_TRANSCRIPT_LIMIT = 200;
@@ -29,7 +28,7 @@ export function shareSafeMessage(m: Message) {
  * Who may read a chat's shared transcript: `public` anyone; `org` a signed-in
  * member of the chat's organization; `private` nobody (404, even the owner).
  */
-export async function canReadShared(c: Context<AppEnv>, chat: Chat, caller: Caller | null): Promise<boolean> {
+export async function canReadShared(c: ServiceContext, chat: Chat, caller: Caller | null): Promise<boolean> {
   if (chat.accessLevel === "public") return true;
   if (chat.accessLevel === "org") {
     if (caller?.type !== "user") return false;
@@ -51,8 +50,8 @@ export async function shareSafeMessages(db: Database, chatId: string, limit: num
   return { rows: rows.slice(0, limit).reverse(), truncated };
 }
 
-export async function sharedTranscript(c: Context<AppEnv>, chatId: string, caller: Caller | null) {
-  const db = c.get("db");
+export async function sharedTranscript(c: ServiceContext, chatId: string, caller: Caller | null) {
+  const db = c.db;
   const chat = await getChat(db, chatId.toLowerCase());
   if (!chat || !(await canReadShared(c, chat, caller))) return null;
   const kb = await db.select({ name: knowledgeBases.name }).from(knowledgeBases).where(eq(knowledgeBases.id, chat.knowledgeBaseId)).get();

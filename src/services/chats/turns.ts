@@ -1,9 +1,8 @@
-import type { Context } from "hono";
-import type { Caller } from "../../auth/caller";
+import type { Caller } from "../../contracts/caller";
+import type { ServiceContext } from "../../contracts/context";
 import type { TurnCommand } from "../../contracts/chat-session";
 import type { Chat, KnowledgeBase } from "../../db/schema";
 import { badRequest, conflict } from "../../lib/errors";
-import type { AppEnv } from "../../types";
 import { actorOf, assertCanSpend } from "../billing/metering";
 import { getModel, type ModelInfo } from "../models/registry";
 import { loadAttachedArtifacts } from "../artifacts/attached";
@@ -13,7 +12,7 @@ import type { ToolProvider, ToolSettings } from "../../contracts/tools";
 
 /** Validation shared by every turn: model, knowledge base state, credits, extras. */
 
-export function resolveModel(c: Context<AppEnv>, id: string, path = "body.model"): ModelInfo {
+export function resolveModel(c: ServiceContext, id: string, path = "body.model"): ModelInfo {
   const model = getModel(c.env, id);
   if (!model) {
     throw badRequest(`Unknown model '${id}'; GET /api/v1/chats/models lists the supported models`, [{ path, message: "Unknown model" }]);
@@ -87,14 +86,14 @@ export type ChatPlacement = Pick<Chat, "id" | "organizationId" | "environmentId"
  * before anything is written or any credit is spent.
  */
 export async function resolveTurnExtras(
-  c: Context<AppEnv>,
+  c: ServiceContext,
   caller: Caller,
   chat: ChatPlacement,
   input: { mode: "quick" | "deep"; websearch: boolean; extras: TurnExtras },
 ) {
-  const providers = c.get("capabilities").tools;
+  const providers = c.capabilities.tools;
   assertExtrasResolvable(input.extras, providers);
-  const db = c.get("db");
+  const db = c.db;
   const skills = await getSkillsForRun(db, chat.tenantId, input.extras.skill_ids);
   const attachments = await loadAttachedArtifacts(db, { knowledgeBaseId: chat.knowledgeBaseId, tenantId: chat.tenantId }, input.extras.attached_artifact_ids);
   const subject = turnSubject(caller, chat);
@@ -104,7 +103,7 @@ export async function resolveTurnExtras(
 }
 
 export async function prepareTurn(
-  c: Context<AppEnv>,
+  c: ServiceContext,
   caller: Caller,
   chat: Chat,
   kb: KnowledgeBase,
@@ -125,7 +124,7 @@ export async function prepareTurn(
     throw conflict("chat_terminated", `This chat session was terminated at ${chat.terminatedAt}; start a new chat`);
   }
   assertKnowledgeBaseActive(kb);
-  const db = c.get("db");
+  const db = c.db;
   // The credit check runs alongside the extras, but the extras' 400s still come before its 402.
   const spend = (input.spend ?? assertCanSpend(db, chat.tenantId)).then(
     () => null,

@@ -1,8 +1,7 @@
-import type { Context } from "hono";
 import type { UIMessageChunk } from "ai";
+import type { ServiceContext } from "../../contracts/context";
 import { badRequest } from "../../lib/errors";
 import { config } from "../../lib/config";
-import type { AppEnv } from "../../types";
 import { authorizeChat } from "./access";
 import { commandForChat, type SendMessageInput } from "./create";
 import { streamTurn } from "./session";
@@ -53,7 +52,7 @@ export function questionOf(messages: UiMessageInput[]): string {
  * cancels the turn's stream, which the chat's Durable Object takes as a disconnect: the turn stops
  * and saves its partial answer.
  */
-export async function uiStreamTurn(c: Context<AppEnv>, chatId: string, body: UiStreamInput): Promise<Response> {
+export async function uiStreamTurn(c: ServiceContext, chatId: string, body: UiStreamInput): Promise<Response> {
   const content = questionOf(body.messages);
   const { chat } = await authorizeChat(c, chatId, body.external_subject_id);
   const cmd = await commandForChat(c, chat, { ...body, content, model: body.model ?? chat.model, agent_mode: body.agent_mode ?? chat.agentMode });

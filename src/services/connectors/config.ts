@@ -1,5 +1,5 @@
 import type { Env } from "../../env";
-import { isProduction } from "../../lib/config";
+import { config, isProduction } from "../../lib/config";
 import type { ClientCredentials, ConnectorDefinition, Endpoints } from "./types";
 
 /**
@@ -11,33 +11,15 @@ import type { ClientCredentials, ConnectorDefinition, Endpoints } from "./types"
  *   provider's real endpoints.
  */
 
-function parseJson(raw: string | undefined): Record<string, unknown> {
-  if (!raw?.trim()) return {};
-  try {
-    const v = JSON.parse(raw);
-    return v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-  } catch {
-    return {};
-  }
-}
-
-const parsed = new Map<string, Record<string, unknown>>();
-function cachedJson(raw: string | undefined): Record<string, unknown> {
-  const key = raw ?? "";
-  let v = parsed.get(key);
-  if (!v) parsed.set(key, (v = parseJson(raw)));
-  return v;
-}
-
 export function clientCredentials(env: Env, slug: string): ClientCredentials | null {
-  const entry = cachedJson(env.CONNECTORS)[slug] as Partial<ClientCredentials> | undefined;
+  const entry = config(env).connectors.credentials[slug] as Partial<ClientCredentials> | undefined;
   if (!entry || typeof entry.client_id !== "string" || typeof entry.client_secret !== "string" || !entry.client_id || !entry.client_secret) return null;
   return { client_id: entry.client_id, client_secret: entry.client_secret };
 }
 
 export function endpointsOf(env: Env, def: ConnectorDefinition): Endpoints {
   if (isProduction(env)) return def.endpoints;
-  const o = cachedJson(env.CONNECTOR_ENDPOINTS)[def.slug] as Partial<Endpoints> | undefined;
+  const o = config(env).connectors.endpoints[def.slug] as Partial<Endpoints> | undefined;
   if (!o || typeof o !== "object") return def.endpoints;
   const pick = (k: keyof Endpoints) => (typeof o[k] === "string" && o[k] ? (o[k] as string).replace(/\/+$/, "") : def.endpoints[k]);
   return { authorize_url: pick("authorize_url"), token_url: pick("token_url"), api_base_url: pick("api_base_url") };

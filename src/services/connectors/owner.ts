@@ -1,8 +1,7 @@
-import type { Context } from "hono";
 import { authorize } from "../../auth/authorize";
+import type { ServiceContext } from "../../contracts/context";
 import type { Permission } from "../../auth/permissions";
 import { badRequest } from "../../lib/errors";
-import type { AppEnv } from "../../types";
 import { getTenant, tenantScope } from "../tenants";
 import { extOwner, userOwner, type Owner } from "./connections";
 
@@ -14,13 +13,13 @@ import { extOwner, userOwner, type Owner } from "./connections";
  *   both required (a tenant outside its reach: 404 in another organization, 403 outside its allowlist).
  */
 export async function connectorOwnerFor(
-  c: Context<AppEnv>,
+  c: ServiceContext,
   permission: Permission,
   input: { tenant_id?: string; external_subject_id?: string },
   where: "body" | "query",
 ): Promise<Owner> {
-  const caller = c.get("caller");
-  const tenant = input.tenant_id ? await getTenant(c.get("db"), input.tenant_id) : undefined;
+  const caller = c.caller;
+  const tenant = input.tenant_id ? await getTenant(c.db, input.tenant_id) : undefined;
   if (input.tenant_id) await authorize(c, permission, tenantScope(tenant), { what: "Tenant", addressedBy: "param" });
   if (caller.type === "user") {
     const sent = (["tenant_id", "external_subject_id"] as const).filter((k) => input[k] !== undefined);

@@ -1,8 +1,7 @@
 import { and, desc, eq, isNull, sql } from "drizzle-orm";
-import type { Context } from "hono";
+import type { ServiceContext } from "../../contracts/context";
 import { loadAuthorized } from "../../auth/load";
 import type { Permission } from "../../auth/permissions";
-import type { AppEnv } from "../../types";
 import { inKnowledgeBase, knowledgeBaseRowScope, registerResource, type KnowledgeBaseRow, type ResourceScope } from "../../auth/resources";
 import type { Database } from "../../db/client";
 import { documents, tenants, type DocumentRow, type DocumentStatus, type KnowledgeBase } from "../../db/schema";
@@ -63,8 +62,8 @@ export async function getDocument(db: Database, id: string): Promise<DocumentRow
 registerResource("document", async (db, id) => documentScope(await getDocument(db, id)));
 
 /** A document by id, authorized for `permission` by its knowledge base (404 when missing or out of reach). */
-export async function documentFor(c: Context<AppEnv>, id: string, permission: Permission): Promise<DocumentRow> {
-  const doc = await getDocument(c.get("db"), id);
+export async function documentFor(c: ServiceContext, id: string, permission: Permission): Promise<DocumentRow> {
+  const doc = await getDocument(c.db, id);
   return (await loadAuthorized(c, permission, doc, (d) => documentScope(d)!, { what: "Document" })).row;
 }
 

@@ -1,11 +1,11 @@
 import { and, eq } from "drizzle-orm";
-import type { Context } from "hono";
+import type { ServiceContext } from "../../contracts/context";
 import { documents, type KnowledgeBase, knowledgeBases, organizationMembers, organizations, tenants, type User, users } from "../../db/schema";
 import type { Database } from "../../db/client";
 import type { Env } from "../../env";
 import { randomToken } from "../../lib/crypto";
-import type { AppEnv } from "../../types";
 import { createSession } from "../identity/sessions";
+import { config } from "../../lib/config";
 
 /**
  * The demo behind GET /embed/demo (development and test only): a local user `embed-demo@example.com`
@@ -32,7 +32,7 @@ Every device has a two-year warranty covering manufacturing defects. Accidental 
 
 /** Demo routes exist only where ENVIRONMENT is development or test; elsewhere they answer 404. */
 export function demoEnabled(env: Env): boolean {
-  const e = env.ENVIRONMENT ?? "development";
+  const e = config(env).environment;
   return e === "development" || e === "test";
 }
 
@@ -41,7 +41,7 @@ type Fetcher = (method: string, path: string, opts?: { cookie?: string; body?: u
 let pending: Promise<{ userId: string; kb: KnowledgeBase }> | null = null;
 
 /** The demo user and knowledge base, provisioned once (concurrent first calls share the work). */
-export function ensureDemo(c: Context<AppEnv>, internal: Fetcher) {
+export function ensureDemo(c: ServiceContext, internal: Fetcher) {
   pending ??= provision(c, internal).catch((e) => {
     pending = null;
     throw e;
@@ -117,8 +117,8 @@ async function uploadHandbook(internal: Fetcher, cookie: string, kbId: string, t
   await answerJson(await internal("PUT", target.pathname + target.search, { raw: bytes, headers }), "upload");
 }
 
-async function provision(c: Context<AppEnv>, internal: Fetcher): Promise<{ userId: string; kb: KnowledgeBase }> {
-  const db = c.get("db");
+async function provision(c: ServiceContext, internal: Fetcher): Promise<{ userId: string; kb: KnowledgeBase }> {
+  const db = c.db;
   const { user, cookie: signupCookie } = await demoUser(db, internal);
   const existing = await existingDemo(db, user.id);
   if (existing?.hasHandbook) return { userId: user.id, kb: existing.kb };

@@ -1,9 +1,9 @@
 import { and, eq, lt } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import { keyReach } from "../../auth/authorize";
-import type { KeyCaller } from "../../auth/caller";
+import type { KeyCaller } from "../../contracts/caller";
 import { PERMISSIONS } from "../../auth/permissions";
-import type { Scope } from "../../auth/scopes";
+import type { Scope } from "../../contracts/scopes";
 import type { Database } from "../../db/client";
 import { apiKeys, embedTokens, organizationMembers, organizations, type ApiKey, type EmbedToken, type KnowledgeBase } from "../../db/schema";
 import { randomToken, sha256Hex } from "../../lib/crypto";

@@ -3,14 +3,9 @@ import { hashEmbedder } from "./hash";
 import { openAiEmbedder } from "./openai";
 import { EmbeddingConfigError, type Embedder } from "./types";
 import { workersAiEmbedder } from "./workers-ai";
+import { config } from "../../lib/config";
 
 export { EmbeddingConfigError, EmbeddingRateLimitError, type Embedder } from "./types";
-
-function positiveInt(value: string | undefined): number | undefined {
-  if (!value?.trim()) return undefined;
-  const n = Number(value);
-  return Number.isInteger(n) && n > 0 ? n : undefined;
-}
 
 export interface EmbedderOptions {
   /** Called with the tokens each provider call consumed (paid providers only), for metering. */
@@ -19,16 +14,12 @@ export interface EmbedderOptions {
 
 /** EMBEDDING_PROVIDER: `hash` (default), `openai`, `workers-ai`. */
 export function embedderFor(env: Env, options: EmbedderOptions = {}): Embedder {
-  const provider = (env.EMBEDDING_PROVIDER ?? "hash").trim().toLowerCase();
-  const model = env.EMBEDDING_MODEL?.trim() || undefined;
-  const dimensions = positiveInt(env.EMBEDDING_DIMENSIONS);
+  const { provider, model, dimensions, baseURL, apiKey } = config(env).embeddings;
   switch (provider) {
     case "hash":
     case "":
       return hashEmbedder(dimensions ?? 512);
     case "openai": {
-      const baseURL = env.EMBEDDING_BASE_URL?.trim() || env.OPENAI_BASE_URL?.trim() || "https://api.openai.com/v1";
-      const apiKey = env.EMBEDDING_API_KEY?.trim() || env.OPENAI_API_KEY?.trim() || "";
       return openAiEmbedder({ baseURL, apiKey, model: model ?? "text-embedding-3-small", dimensions, onUsage: options.onUsage });
     }
     case "workers-ai":

@@ -1,6 +1,7 @@
 import type { Database } from "../../db/client";
 import type { Env } from "../../env";
 import { recordUsage, type Actor } from "../billing/metering";
+import { config, DEFAULT_EMBEDDING_PRICE_PER_1K } from "../../lib/config";
 
 /**
  * Paid embedding calls (document indexing and query embedding with the `openai`
@@ -8,11 +9,10 @@ import { recordUsage, type Actor } from "../billing/metering";
  * The price is EMBEDDING_PRICE_PER_1K credits per 1,000 tokens (default 0.02);
  * the offline `hash` embedder is free and never metered.
  */
-export const DEFAULT_EMBEDDING_PRICE_PER_1K = 0.02;
+export { DEFAULT_EMBEDDING_PRICE_PER_1K };
 
 export function embeddingPricePer1k(env: Env): number {
-  const n = Number(env.EMBEDDING_PRICE_PER_1K);
-  return env.EMBEDDING_PRICE_PER_1K?.trim() && Number.isFinite(n) && n >= 0 ? n : DEFAULT_EMBEDDING_PRICE_PER_1K;
+  return config(env).embeddings.pricePer1k;
 }
 
 export async function meterEmbedding(

@@ -1,5 +1,5 @@
-import type { Caller } from "../../auth/caller";
-import type { Scope } from "../../auth/scopes";
+import type { Caller } from "../../contracts/caller";
+import type { Scope } from "../../contracts/scopes";
 import type { Database } from "../../db/client";
 import type { config } from "../../lib/config";
 

@@ -1,10 +1,9 @@
 import { asc, eq } from "drizzle-orm";
-import type { Context } from "hono";
+import type { ServiceContext } from "../../contracts/context";
 import { authorize } from "../../auth/authorize";
 import type { Database } from "../../db/client";
 import { environments, knowledgeBases, organizationMembers, organizations, tenants, type KnowledgeBase } from "../../db/schema";
 import { ApiError, badRequest } from "../../lib/errors";
-import type { AppEnv } from "../../types";
 import { getKnowledgeBase, knowledgeBaseScope } from "../knowledge-bases";
 
 /**
@@ -65,13 +64,13 @@ export interface PickedScope {
  * The picked knowledge bases, authorized for the signed-in member (the caller of `c`) as asking
  * questions: 400 for none, too many or several tenants; 404 for one they may not reach.
  */
-export async function checkPicked(c: Context<AppEnv>, picked: string[]): Promise<PickedScope> {
+export async function checkPicked(c: ServiceContext, picked: string[]): Promise<PickedScope> {
   const ids = [...new Set(picked.filter((id) => id.length > 0 && id.length <= 128))];
   if (!ids.length) throw badRequest("Pick at least one knowledge base");
   if (ids.length > MAX_PICKED) throw badRequest(`Pick at most ${MAX_PICKED} knowledge bases`);
   const kbs: KnowledgeBase[] = [];
   for (const id of ids) {
-    const kb = await getKnowledgeBase(c.get("db"), id);
+    const kb = await getKnowledgeBase(c.db, id);
     await authorize(c, "query:rag", knowledgeBaseScope(kb), { what: "Knowledge base" });
     kbs.push(kb!);
   }

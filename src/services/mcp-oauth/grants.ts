@@ -1,16 +1,15 @@
 import { and, desc, eq, gt, inArray, isNull, lt, ne } from "drizzle-orm";
-import type { Context } from "hono";
+import type { ServiceContext } from "../../contracts/context";
 import { authorize } from "../../auth/authorize";
-import type { KeyCaller } from "../../auth/caller";
+import type { KeyCaller } from "../../contracts/caller";
 import { MCP_OAUTH_SCOPE, type VerifiedOAuthToken } from "../../auth/oauth";
 import { PERMISSIONS, type Permission } from "../../auth/permissions";
-import type { Scope } from "../../auth/scopes";
+import type { Scope } from "../../contracts/scopes";
 import type { Database } from "../../db/client";
 import { pageOf, type Page } from "../../db/page";
 import { mcpOAuthGrants, organizationMembers, organizations, type ApiKey, type McpOAuthGrant, type Role } from "../../db/schema";
 import { forbidden, notFound, unauthorized } from "../../lib/errors";
 import { newId } from "../../lib/ids";
-import type { AppEnv } from "../../types";
 
 /**
  * The service's record of the OAuth grants of the knowledge-base MCP endpoint (migrations/0018).
@@ -160,15 +159,15 @@ function oauthCaller(g: McpOAuthGrant, organizationStatus: KeyCaller["organizati
  * Whose grants the signed-in caller may see or revoke in an organization: owners all of them, other
  * members their own (404 for an organization they do not belong to).
  */
-async function grantReach(c: Context<AppEnv>, organizationId: string | undefined, permission: Permission, what: string) {
+async function grantReach(c: ServiceContext, organizationId: string | undefined, permission: Permission, what: string) {
   const access = await authorize(c, permission, organizationId ? { organizationId } : null, { what });
   const userId = access.caller.type === "user" ? access.caller.user.id : null;
   return { organizationId: access.scope.organizationId, onlyUserId: access.role === "owner" ? null : userId };
 }
 
 /** GET /mcp/oauth/grants: the live grants of the organization the caller may see, newest first. */
-export async function listGrantsFor(c: Context<AppEnv>, orgId: string, page: Page) {
-  const db = c.get("db");
+export async function listGrantsFor(c: ServiceContext, orgId: string, page: Page) {
+  const db = c.db;
   const org = await db.select({ id: organizations.id }).from(organizations).where(eq(organizations.id, orgId)).get();
   const { organizationId, onlyUserId } = await grantReach(c, org?.id, "mcp_oauth:read", "Organization");
   const where = and(
@@ -180,8 +179,8 @@ export async function listGrantsFor(c: Context<AppEnv>, orgId: string, page: Pag
 }
 
 /** A grant the caller may revoke (DELETE /mcp/oauth/grants/:id): 404 when missing, elsewhere, or another member's. */
-export async function grantToRevoke(c: Context<AppEnv>, id: string, orgId: string): Promise<McpOAuthGrant> {
-  const g = await c.get("db").select().from(mcpOAuthGrants).where(eq(mcpOAuthGrants.id, id)).get();
+export async function grantToRevoke(c: ServiceContext, id: string, orgId: string): Promise<McpOAuthGrant> {
+  const g = await c.db.select().from(mcpOAuthGrants).where(eq(mcpOAuthGrants.id, id)).get();
   const visible = g && g.organizationId === orgId ? g : undefined;
   const { onlyUserId } = await grantReach(c, visible?.organizationId, "mcp_oauth:revoke", "OAuth grant");
   if (!visible || (onlyUserId && visible.userId !== onlyUserId)) throw notFound("OAuth grant");

@@ -1,9 +1,8 @@
-import type { Context } from "hono";
 import { claimBrowserFlow } from "../oauth-flows";
+import type { ServiceContext } from "../../contracts/context";
 import type { Database } from "../../db/client";
 import type { McpServer } from "../../db/schema";
 import type { Env } from "../../env";
-import type { AppEnv } from "../../types";
 import { discoverTools } from "./client";
 import { parseMcpUrl } from "./guard";
 import { consumeState, finishAuthorization, safeMessage } from "./oauth";
@@ -14,15 +13,15 @@ import { createMcpServer, getMcpServer, manifestIsStale } from "./servers";
  * encrypted, and the tools are listed in the background (the registration answers at once as `pending`).
  */
 export async function registerMcpServer(
-  c: Context<AppEnv>,
+  c: ServiceContext,
   organizationId: string,
   input: { name: string; url: string; credentials?: string | null },
   createdBy: string,
 ): Promise<McpServer> {
   const url = await parseMcpUrl(c.env, input.url);
-  const db = c.get("db");
+  const db = c.db;
   const row = await createMcpServer(db, c.env, { organizationId, name: input.name, url: url.toString(), credentials: input.credentials, createdBy });
-  c.executionCtx.waitUntil(discoverTools(c.env, db, row.id));
+  c.waitUntil(discoverTools(c.env, db, row.id));
   return row;
 }
 
@@ -67,7 +66,7 @@ export async function completeMcpAuthorization(
 }
 
 /** The cached tool manifest of a registration; a stale one is refreshed in the background (this answer stays the cached one). */
-export function toolManifest(c: Context<AppEnv>, row: McpServer) {
-  if (row.status === "ready" && manifestIsStale(row)) c.executionCtx.waitUntil(discoverTools(c.env, c.get("db"), row.id));
+export function toolManifest(c: ServiceContext, row: McpServer) {
+  if (row.status === "ready" && manifestIsStale(row)) c.waitUntil(discoverTools(c.env, c.db, row.id));
   return { server_id: row.id, server_name: row.name, tools: row.manifest, manifest_refreshed_at: row.manifestRefreshedAt };
 }

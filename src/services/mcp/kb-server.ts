@@ -1,11 +1,10 @@
 import { and, asc, eq, inArray } from "drizzle-orm";
-import type { Context } from "hono";
+import type { ServiceContext } from "../../contracts/context";
 import { z } from "zod";
 import { authorize } from "../../auth/authorize";
-import type { KeyCaller } from "../../auth/caller";
+import type { KeyCaller } from "../../contracts/caller";
 import { knowledgeBases, type KnowledgeBase, type Source } from "../../db/schema";
 import { ApiError } from "../../lib/errors";
-import type { AppEnv } from "../../types";
 import { createRetriever } from "../retrieval/retriever";
 import { passagesToSources } from "../../contracts/turn";
 import { actorOf, assertCanSpend } from "../billing/metering";
@@ -23,7 +22,7 @@ import { getKnowledgeBase, knowledgeBaseScope } from "../knowledge-bases";
  * knowledge base, or a grant's; `ask` is metered like fast-query.
  */
 
-type Ctx = Context<AppEnv>;
+type Ctx = ServiceContext;
 const DEFAULT_MODEL = "local-extractive";
 const MAX_LISTED = 200;
 
@@ -36,7 +35,7 @@ export async function reachableKnowledgeBases(c: Ctx, key: KeyCaller): Promise<K
   // An OAuth grant names the knowledge bases its member picked (src/auth/authorize.ts keyReach does the same).
   if (key.oauth) conditions.push(inArray(knowledgeBases.id, [...key.oauth.knowledgeBaseIds]));
   return c
-    .get("db")
+    .db
     .select()
     .from(knowledgeBases)
     .where(and(...conditions))
@@ -52,7 +51,7 @@ async function resolveKb(c: Ctx, key: KeyCaller, id: string | undefined): Promis
     if (all.length === 1) return all[0];
     throw new ApiError("invalid_request", "knowledge_base_id is required: this credential reaches several knowledge bases (call list_knowledge_bases)");
   }
-  const kb = await getKnowledgeBase(c.get("db"), id);
+  const kb = await getKnowledgeBase(c.db, id);
   await authorize(c, "query:rag", knowledgeBaseScope(kb), { what: "Knowledge base" });
   if (kb!.status !== "active") throw new ApiError("knowledge_base_inactive", "This knowledge base is inactive");
   return kb!;
@@ -92,7 +91,7 @@ async function listKnowledgeBasesTool(c: Ctx, key: KeyCaller) {
 
 async function searchKbTool(c: Ctx, key: KeyCaller, input: { query: string; knowledge_base_id?: string; limit?: number }) {
   const kb = await resolveKb(c, key, input.knowledge_base_id);
-  const found = await createRetriever(c.get("db"), c.env, kb, actorOf(key))(input.query, input.limit ?? 6);
+  const found = await createRetriever(c.db, c.env, kb, actorOf(key))(input.query, input.limit ?? 6);
   const passages = passagesToSources(found);
   return text(renderPassages(passages), { knowledge_base_id: kb.id, results: passages });
 }
@@ -101,7 +100,7 @@ async function searchKbTool(c: Ctx, key: KeyCaller, input: { query: string; know
 async function askKbTool(c: Ctx, key: KeyCaller, input: { question: string; knowledge_base_id?: string; model?: string }) {
   const kb = await resolveKb(c, key, input.knowledge_base_id);
   const m = resolveModel(c, input.model ?? DEFAULT_MODEL, "model");
-  const db = c.get("db");
+  const db = c.db;
   // Refused before the query chat exists; the turn reuses this check.
   const spend = assertCanSpend(db, kb.tenantId);
   await spend;
@@ -169,14 +168,14 @@ export async function buildKbMcpServer(c: Ctx, key: KeyCaller) {
  * One Streamable HTTP request to the knowledge-base MCP server, stateless (a server per request, JSON
  * responses): the SDK's transport reads the JSON-RPC request and answers with a plain Response.
  */
-export async function answerKbMcp(c: Ctx, key: KeyCaller): Promise<Response> {
+export async function answerKbMcp(c: Ctx, key: KeyCaller, request: Request): Promise<Response> {
   const { WebStandardStreamableHTTPServerTransport } = await import("@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js");
   const server = await buildKbMcpServer(c, key);
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   await server.connect(transport);
   try {
-    return await transport.handleRequest(c.req.raw);
+    return await transport.handleRequest(request);
   } finally {
-    c.executionCtx.waitUntil(server.close().catch(() => {}));
+    c.waitUntil(server.close().catch(() => {}));
   }
 }

@@ -1,5 +1,5 @@
 import { and, asc, eq, inArray, sql } from "drizzle-orm";
-import type { Context } from "hono";
+import type { ServiceContext } from "../../contracts/context";
 import { authorize } from "../../auth/authorize";
 import { loadAuthorized } from "../../auth/load";
 import type { Permission } from "../../auth/permissions";
@@ -11,7 +11,6 @@ import { badRequest } from "../../lib/errors";
 import { newId } from "../../lib/ids";
 import { encryptSecret } from "../../lib/secrets";
 import { nowIso } from "../../lib/time";
-import type { AppEnv } from "../../types";
 
 /** Enabled MCP servers per chat (specification, limits). */
 export const MAX_ENABLED_PER_CHAT = 25;
@@ -48,8 +47,8 @@ export async function getMcpServer(db: Database, id: string): Promise<McpServer 
  * The organization named by `org_id` (a query parameter), authorized for
  * `permission`: 404 when the caller is not a member, 403 for a role that may not.
  */
-export async function authorizeOrganization(c: Context<AppEnv>, orgId: string, permission: Permission) {
-  const org = await c.get("db").select({ id: organizations.id }).from(organizations).where(eq(organizations.id, orgId)).get();
+export async function authorizeOrganization(c: ServiceContext, orgId: string, permission: Permission) {
+  const org = await c.db.select({ id: organizations.id }).from(organizations).where(eq(organizations.id, orgId)).get();
   await authorize(c, permission, org ? { organizationId: org.id } : null, { what: "Organization" });
   return org!.id;
 }
@@ -58,8 +57,8 @@ export async function authorizeOrganization(c: Context<AppEnv>, orgId: string, p
  * A registration by id, authorized for `permission`. When the route also names
  * `org_id`, a registration of another organization is 404 as well.
  */
-export async function mcpServerFor(c: Context<AppEnv>, id: string, orgId: string | undefined, permission: Permission): Promise<McpServer> {
-  const row = await getMcpServer(c.get("db"), id);
+export async function mcpServerFor(c: ServiceContext, id: string, orgId: string | undefined, permission: Permission): Promise<McpServer> {
+  const row = await getMcpServer(c.db, id);
   const visible = row && (!orgId || row.organizationId === orgId) ? row : undefined;
   return (await loadAuthorized(c, permission, visible, (s) => mcpServerScope(s)!, { what: "MCP server" })).row;
 }

@@ -1,10 +1,9 @@
-import type { Context } from "hono";
 import type { Access } from "../../auth/authorize";
+import type { ServiceContext } from "../../contracts/context";
 import { loadAuthorized } from "../../auth/load";
 import type { Permission } from "../../auth/permissions";
 import type { Memory, Tenant } from "../../db/schema";
 import { notFound } from "../../lib/errors";
-import type { AppEnv } from "../../types";
 import { getTenant, tenantScope } from "../tenants";
 import { getMemory } from "./memories";
 
@@ -34,8 +33,8 @@ export function subjectFilter(access: Access, q: { subject_id?: string; external
 }
 
 /** A tenant by id, authorized for `permission` (404 when missing or out of reach). */
-export async function tenantFor(c: Context<AppEnv>, id: string, permission: Permission): Promise<{ tenant: Tenant; access: Access }> {
-  const t = await getTenant(c.get("db"), id);
+export async function tenantFor(c: ServiceContext, id: string, permission: Permission): Promise<{ tenant: Tenant; access: Access }> {
+  const t = await getTenant(c.db, id);
   const { row, access } = await loadAuthorized(c, permission, t, (x) => tenantScope(x)!, { what: "Tenant" });
   return { tenant: row, access };
 }
@@ -46,12 +45,12 @@ export async function tenantFor(c: Context<AppEnv>, id: string, permission: Perm
  * another subject's, knowledge base's or tenant's memory).
  */
 export async function memoryWithin(
-  c: Context<AppEnv>,
+  c: ServiceContext,
   access: Access,
   where: { tenantId: string; knowledgeBaseId: string | null },
   memoryId: string,
 ): Promise<Memory> {
-  const m = await getMemory(c.get("db"), memoryId);
+  const m = await getMemory(c.db, memoryId);
   const visible = subjectFilter(access, {});
   if (!m || m.tenantId !== where.tenantId || m.knowledgeBaseId !== where.knowledgeBaseId || (visible !== null && m.subjectId !== visible)) {
     throw notFound("Memory");

@@ -3,6 +3,7 @@ import { generateText, isStepCount, jsonSchema, streamText, tool, type JSONSchem
 import type { Env } from "../../env";
 import { estimateTokens } from "../../lib/text";
 import type { ModelInfo } from "./registry";
+import { config, DEFAULT_OPENAI_BASE_URL } from "../../lib/config";
 
 /**
  * Provider models through the AI SDK's OpenAI provider, using the
@@ -10,12 +11,12 @@ import type { ModelInfo } from "./registry";
  * LiteLLM, ...) works. `openai(...)` would call /responses, which most
  * compatible servers lack (STACK.md §6).
  */
-export const DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1";
+export { DEFAULT_OPENAI_BASE_URL };
 
 export function languageModel(env: Env, info: ModelInfo) {
   const provider = createOpenAI({
-    baseURL: (env.OPENAI_BASE_URL || DEFAULT_OPENAI_BASE_URL).replace(/\/+$/, ""),
-    apiKey: env.OPENAI_API_KEY ?? "",
+    baseURL: config(env).models.openaiBaseUrl,
+    apiKey: config(env).models.openaiApiKey,
   });
   return provider.chat(info.upstream_model);
 }

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import { config, type ConfiguredModel } from "../../lib/config";
 import type { Env } from "../../env";
 
 /**
@@ -24,20 +24,6 @@ export interface ModelInfo {
   pricing: ModelPricing;
 }
 
-const Pricing = z.object({
-  input_per_1k: z.number().min(0).max(1_000_000),
-  output_per_1k: z.number().min(0).max(1_000_000),
-});
-
-const ConfiguredModel = z.object({
-  id: z.string().min(1).max(200),
-  display_name: z.string().min(1).max(200).optional(),
-  provider: z.enum(["openai", "local"]).default("openai"),
-  upstream_model: z.string().min(1).max(200).optional(),
-  context_window: z.number().int().positive().default(128_000),
-  pricing: Pricing,
-});
-
 const LOCAL_DEFAULT: ModelInfo = {
   id: LOCAL_MODEL_ID,
   display_name: "Local extractive (offline; quotes and cites the most relevant passages, no generation)",
@@ -49,7 +35,7 @@ const LOCAL_DEFAULT: ModelInfo = {
 };
 
 /** Used when OPENAI_API_KEY is set but MODELS is not. Prices are credits per 1,000 tokens. */
-const DEFAULT_PROVIDER_MODELS: z.infer<typeof ConfiguredModel>[] = [
+const DEFAULT_PROVIDER_MODELS: ConfiguredModel[] = [
   {
     id: "gpt-4o-mini",
     display_name: "GPT-4o mini",
@@ -59,24 +45,10 @@ const DEFAULT_PROVIDER_MODELS: z.infer<typeof ConfiguredModel>[] = [
   },
 ];
 
-let warned = "";
-function configuredModels(env: Env): z.infer<typeof ConfiguredModel>[] | null {
-  if (!env.MODELS?.trim()) return null;
-  try {
-    return z.array(ConfiguredModel).parse(JSON.parse(env.MODELS));
-  } catch (e) {
-    // A broken MODELS must not take the service down: log once and fall back.
-    if (warned !== env.MODELS) {
-      warned = env.MODELS;
-      console.error("MODELS is not a valid JSON array of models; ignoring it:", e instanceof Error ? e.message : e);
-    }
-    return null;
-  }
-}
-
 export function listModels(env: Env): ModelInfo[] {
-  const hasKey = Boolean(env.OPENAI_API_KEY);
-  const configured = configuredModels(env) ?? (hasKey ? DEFAULT_PROVIDER_MODELS : []);
+  const { openaiApiKey, configured: models } = config(env).models;
+  const hasKey = Boolean(openaiApiKey);
+  const configured = models ?? (hasKey ? DEFAULT_PROVIDER_MODELS : []);
   const local = { ...LOCAL_DEFAULT };
   const out: ModelInfo[] = [];
   for (const m of configured) {

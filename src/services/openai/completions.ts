@@ -1,8 +1,8 @@
-import type { Context } from "hono";
-import type { KeyCaller } from "../../auth/caller";
+import type { KeyCaller } from "../../contracts/caller";
+import type { ServiceContext } from "../../contracts/context";
 import type { Source, TurnUsage } from "../../db/schema";
 import { ApiError, badRequest } from "../../lib/errors";
-import type { AppEnv } from "../../types";
+import type { Env } from "../../env";
 import { agentFor } from "../agents/agents";
 import { runAgentToAnswer, streamAgentRun } from "../agents/requests";
 import { assertCanSpend } from "../billing/metering";
@@ -99,13 +99,13 @@ export function parseTarget(model: string): Target {
 }
 
 /** The model a knowledge base answers with when the client names none: the first available provider model, else local-extractive. */
-export function defaultModelId(env: AppEnv["Bindings"]): string {
+export function defaultModelId(env: Env): string {
   return listModels(env).find((m) => m.provider !== "local" && m.available)?.id ?? LOCAL_MODEL_ID;
 }
 
 /** The knowledge base's turn: checked, then a new query chat of the key holding the history, then the command. */
-async function prepareKbTurn(c: Context<AppEnv>, key: KeyCaller, target: Extract<Target, { kind: "kb" }>, req: CompletionRequest) {
-  const db = c.get("db");
+async function prepareKbTurn(c: ServiceContext, key: KeyCaller, target: Extract<Target, { kind: "kb" }>, req: CompletionRequest) {
+  const db = c.db;
   const kb = await knowledgeBaseFor(c, target.id, "query:rag", { addressedBy: "param" });
   assertKnowledgeBaseActive(kb);
   const model = resolveModel(c, target.modelId ?? defaultModelId(c.env), "body.model");
@@ -138,7 +138,7 @@ async function prepareKbTurn(c: Context<AppEnv>, key: KeyCaller, target: Extract
 }
 
 /** Runs the turn to its end. A turn that failed answers an error (it was still metered and saved). */
-export async function completeJson(c: Context<AppEnv>, key: KeyCaller, req: CompletionRequest): Promise<CompletionAnswer> {
+export async function completeJson(c: ServiceContext, key: KeyCaller, req: CompletionRequest): Promise<CompletionAnswer> {
   const target = parseTarget(req.model);
   let answer: CompletionAnswer;
   if (target.kind === "kb") {
@@ -159,7 +159,7 @@ export async function completeJson(c: Context<AppEnv>, key: KeyCaller, req: Comp
 }
 
 /** Starts the turn as a stream of turn events (the Durable Object's SSE); `id` names the completion. */
-export async function completeStream(c: Context<AppEnv>, key: KeyCaller, req: CompletionRequest): Promise<{ id: string; events: Response }> {
+export async function completeStream(c: ServiceContext, key: KeyCaller, req: CompletionRequest): Promise<{ id: string; events: Response }> {
   const target = parseTarget(req.model);
   if (target.kind === "kb") {
     const { cmd, chat } = await prepareKbTurn(c, key, target, req);

@@ -1,8 +1,7 @@
 import { and, asc, eq, inArray } from "drizzle-orm";
-import type { Context } from "hono";
-import type { KeyCaller } from "../../auth/caller";
+import type { ServiceContext } from "../../contracts/context";
+import type { KeyCaller } from "../../contracts/caller";
 import { agents } from "../../db/schema";
-import type { AppEnv } from "../../types";
 import { reachableKnowledgeBases } from "../mcp/kb-server";
 
 const MAX_AGENTS = 200;
@@ -15,7 +14,7 @@ const unix = (iso: string) => Math.floor(Date.parse(iso) / 1000);
  * GET /chats/models) and each active agent over one of them (`agent:<id>`). The reach is the MCP
  * endpoint's (environment, tenant allowlist, one knowledge base), the same as the REST routes'.
  */
-export async function listCompletionModels(c: Context<AppEnv>, key: KeyCaller) {
+export async function listCompletionModels(c: ServiceContext, key: KeyCaller) {
   const kbs = (await reachableKnowledgeBases(c, key)).filter((kb) => kb.status === "active");
   const kbIds = new Set(kbs.map((kb) => kb.id));
   // The agents of those knowledge bases: the key's reach again (its container columns), then the list above.
@@ -24,7 +23,7 @@ export async function listCompletionModels(c: Context<AppEnv>, key: KeyCaller) {
   if (!key.isAdmin && k.tenantIds.length) conditions.push(inArray(agents.tenantId, k.tenantIds));
   if (k.knowledgeBaseId) conditions.push(eq(agents.knowledgeBaseId, k.knowledgeBaseId));
   const rows = kbIds.size
-    ? await c.get("db").select().from(agents).where(and(...conditions)).orderBy(asc(agents.createdAt), asc(agents.id)).limit(MAX_AGENTS).all()
+    ? await c.db.select().from(agents).where(and(...conditions)).orderBy(asc(agents.createdAt), asc(agents.id)).limit(MAX_AGENTS).all()
     : [];
   const reachableAgents = rows.filter((a) => kbIds.has(a.knowledgeBaseId));
   return {

@@ -1,8 +1,7 @@
 import { and, asc, eq } from "drizzle-orm";
-import type { Context } from "hono";
+import type { ServiceContext } from "../../contracts/context";
 import type { Permission } from "../../auth/permissions";
 import { notFound } from "../../lib/errors";
-import type { AppEnv } from "../../types";
 import { tenantFor } from "../tenants";
 import type { Database } from "../../db/client";
 import { isUniqueViolation } from "../../db/errors";
@@ -46,9 +45,9 @@ export async function getActiveTemplate(db: Database, id: string): Promise<Skill
 
 /** Active templates with this tenant's favorite and installed state, in catalog order. One query. */
 /** The tenant named in `tenant_id`, authorized for `permission`, and an active catalog template (404 otherwise). */
-export async function tenantAndTemplateFor(c: Context<AppEnv>, tenantId: string, templateId: string, permission: Permission) {
+export async function tenantAndTemplateFor(c: ServiceContext, tenantId: string, templateId: string, permission: Permission) {
   const tenant = await tenantFor(c, tenantId, permission, { addressedBy: "param" });
-  const template = await getActiveTemplate(c.get("db"), templateId);
+  const template = await getActiveTemplate(c.db, templateId);
   if (!template) throw notFound("Catalog template");
   return { tenant, template };
 }

@@ -1,8 +1,7 @@
 import { and, asc, eq, inArray } from "drizzle-orm";
-import type { Context } from "hono";
+import type { ServiceContext } from "../../contracts/context";
 import type { Permission } from "../../auth/permissions";
 import { inTenant } from "../../auth/resources";
-import type { AppEnv } from "../../types";
 import type { Database } from "../../db/client";
 import { skills, type Skill, type Tenant } from "../../db/schema";
 import { ApiError, badRequest, notFound } from "../../lib/errors";
@@ -43,9 +42,9 @@ export async function getTenantSkill(db: Database, tenantId: string, id: string)
  * first (403 when an API key may not use it), then the skill is looked up
  * within that tenant only (404 when it belongs to another).
  */
-export async function skillFor(c: Context<AppEnv>, tenantId: string, id: string, permission: Permission): Promise<Skill> {
+export async function skillFor(c: ServiceContext, tenantId: string, id: string, permission: Permission): Promise<Skill> {
   const tenant = await tenantFor(c, tenantId, permission, { addressedBy: "param" });
-  const skill = await getTenantSkill(c.get("db"), tenant.id, id);
+  const skill = await getTenantSkill(c.db, tenant.id, id);
   if (!skill) throw notFound("Skill");
   return skill;
 }

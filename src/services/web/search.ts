@@ -1,5 +1,6 @@
 import type { Env } from "../../env";
 import type { Passage } from "../../contracts/turn";
+import { config } from "../../lib/config";
 
 /**
  * Web search through a SearXNG-compatible JSON endpoint (WEB_SEARCH_URL, for
@@ -7,11 +8,11 @@ import type { Passage } from "../../contracts/turn";
  * not user input. Results become sources with a `url` and no document.
  */
 export function webSearchConfigured(env: Env): boolean {
-  return Boolean(env.WEB_SEARCH_URL);
+  return Boolean(config(env).webSearchUrl);
 }
 
 export async function webSearch(env: Env, query: string, limit: number, signal?: AbortSignal): Promise<Passage[]> {
-  const url = new URL(env.WEB_SEARCH_URL!);
+  const url = new URL(config(env).webSearchUrl!);
   url.searchParams.set("q", query);
   url.searchParams.set("format", "json");
   const timeout = AbortSignal.timeout(10_000);

@@ -1,5 +1,6 @@
 import type { ModelMessage } from "ai";
-import { config } from "../../../lib/config";
+import { config, DEFAULT_MAX_TOOL_STEPS } from "../../../lib/config";
+import type { Env } from "../../../env";
 import { estimateTokens } from "../../../lib/text";
 import { loadImages } from "../../chats/images";
 import { streamAnswer, streamAnswerWithTools, type LoopTool } from "../../models/llm";
@@ -8,13 +9,10 @@ import { extractiveAnswer, NO_ANSWER, renderExtractive, selectSentences } from "
 import type { History } from "../history";
 import { systemPrompt } from "../prompt";
 
-/** Tool steps a tool-calling model may take in one turn (MAX_TOOL_STEPS). */
-export const DEFAULT_MAX_TOOL_STEPS = 8;
+export { DEFAULT_MAX_TOOL_STEPS };
 
-export function maxToolSteps(env: { MAX_TOOL_STEPS?: string }): number {
-  const n = Number(env.MAX_TOOL_STEPS);
-  return Number.isFinite(n) && n >= 0 ? Math.min(Math.floor(n), 32) : DEFAULT_MAX_TOOL_STEPS;
-}
+/** Tool steps a tool-calling model may take in one turn (MAX_TOOL_STEPS, at most 32). */
+export const maxToolSteps = (env: Env) => config(env).models.maxToolSteps;
 
 const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve, reject) => {

@@ -1,25 +1,15 @@
-import { z } from "@hono/zod-openapi";
+import { ctxOf } from "../context";
 import { jsonBody, jsonContent } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import { knowledgeBaseFor } from "../../services/knowledge-bases";
-import { listKbTables, publicTable, runSql } from "../../services/tables/service";
-import { SqlBody, SqlResultSchema, TableSchema } from "./schemas";
+import { runSql } from "../../services/tables/service";
+import { SqlBody, SqlResultSchema } from "./table-schemas";
 import { routesTagged } from "../define-route";
 
 const route = routesTagged(["Connected data"]);
 
-export const tableRoutes = createRouter();
-
-const list = route("get", "/knowledge-bases/{id}/tables", "documents:read", {
-  operationId: "listKnowledgeBaseTables",
-  summary: "Tables loaded from the knowledge base's CSV, XLSX and JSON documents",
-  responses: { 200: jsonContent(z.object({ tables: z.array(TableSchema) }), "The tables") },
-});
-tableRoutes.openapi(list, async (c) => {
-  const kb = await knowledgeBaseFor(c, c.req.valid("param").id, "documents:read");
-  const tables = await listKbTables(c.env, c.get("db"), kb.id);
-  return c.json({ tables: tables.map(publicTable) }, 200);
-});
+/** POST /knowledge-bases/{id}/sql: one read-only query over the knowledge base's tables. */
+export const sqlRoutes = createRouter();
 
 const query = route("post", "/knowledge-bases/{id}/sql", "documents:read", {
   operationId: "queryKnowledgeBaseTables", summary: "Run one read-only SQL query over the knowledge base's tables",
@@ -29,8 +19,8 @@ const query = route("post", "/knowledge-bases/{id}/sql", "documents:read", {
     "virtual tables and file or extension functions: 400 `invalid_sql` with the database's reason.",
   request: { body: jsonBody(SqlBody) }, responses: { 200: jsonContent(SqlResultSchema, "The rows") },
 });
-tableRoutes.openapi(query, async (c) => {
-  const kb = await knowledgeBaseFor(c, c.req.valid("param").id, "documents:read");
+sqlRoutes.openapi(query, async (c) => {
+  const kb = await knowledgeBaseFor(ctxOf(c), c.req.valid("param").id, "documents:read");
   const result = await runSql(c.env, c.get("db"), kb.id, c.req.valid("json").query);
   return c.json(result, 200);
 });
