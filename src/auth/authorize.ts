@@ -6,7 +6,7 @@ import type { Caller, KeyCaller, UserCaller } from "../contracts/caller";
 import { PERMISSIONS, type Permission, type PermissionRule } from "./permissions";
 import type { ResourceScope } from "./resources";
 import type { Scope } from "../contracts/scopes";
-import { keyReach } from "./policy";
+import { keyReach } from "../contracts/access";
 
 /**
  * THE authorization layer. Every route decides "may this caller do this to
@@ -108,7 +108,7 @@ export function forgetMemberships(caller: Caller) {
   membershipCache.delete(caller);
 }
 
-export { keyReach } from "./policy";
+export { keyReach } from "../contracts/access";
 
 export async function authorize(
   c: Ctx,

@@ -2,7 +2,7 @@ import { and, asc, eq } from "drizzle-orm";
 import type { ServiceContext } from "../../contracts/context";
 import type { Permission } from "../../auth/permissions";
 import { may } from "../../auth/authorize";
-import { redactHeaderValues } from "../../auth/policy";
+import { redactHeaderValues } from "../../contracts/access";
 import { knowledgeBaseRowScope } from "../../auth/resources";
 import type { Database } from "../../db/client";
 import { a2aAgents, type A2aAgent, type KnowledgeBase } from "../../db/schema";

@@ -6,7 +6,7 @@ import { ApiError, notFound } from "../../lib/errors";
 import { assertActive } from "../agents/agents";
 import { executeRunJson, executeRunStream } from "../agents/execute";
 import { cancelRun, chatAgentId, getRun, startRun, visibleRun } from "../agents/runs";
-import { runViewerOf } from "../../auth/policy";
+import { runViewerOf } from "../../contracts/access";
 import { actorOf, assertCanSpend } from "../billing/metering";
 import { assertNotTerminated, ownsChat } from "../chats/access";
 import { getChat } from "../chats/chats";
@@ -184,7 +184,7 @@ export class AgentTaskHandler implements A2ARequestHandler {
     }
   }
 
-  /** A task this caller may see: exactly the runs GET /agents/:id/runs/:runId shows it (src/auth/policy.ts). */
+  /** A task this caller may see: exactly the runs GET /agents/:id/runs/:runId shows it (src/contracts/access.ts). */
   private async runOf(id: string): Promise<AgentRun> {
     const run = await visibleRun(this.c.db, this.agent.id, id ?? "", runViewerOf(this.c.caller));
     if (!run) throw new (await sdkErrors()).TaskNotFoundError(`Task not found: ${id}`);

@@ -11,7 +11,7 @@ import { assertActive } from "./agents";
 import { executeRunJson, executeRunStream } from "./execute";
 import { cancelRun, chatAgentId, getRun, listRuns, publicRun, visibleRun, startRun, type RunViewer, type StartRun } from "./runs";
 import { pageBody } from "../../lib/page-body";
-import { runViewerOf } from "../../auth/policy";
+import { runViewerOf } from "../../contracts/access";
 
 /** What the runs API does for its caller: start a run (JSON or stream), list, read and stop runs. */
 
@@ -24,7 +24,7 @@ export interface RunRequest {
   history?: StartRun["history"];
 }
 
-/** Whose runs a caller sees (src/auth/policy.ts). */
+/** Whose runs a caller sees (src/contracts/access.ts). */
 export const viewerOf = (c: ServiceContext): RunViewer => runViewerOf(c.caller);
 
 /** Authorizes and prepares a run (JSON and stream alike): every refusal comes before any work. */
