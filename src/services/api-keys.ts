@@ -130,10 +130,10 @@ export async function getApiKey(db: Database, id: string): Promise<ApiKey | unde
 }
 
 /** An API key by id, authorized for `permission` on its environment (404 when missing or out of reach). */
-export async function apiKeyFor(c: ServiceContext, id: string, permission: Permission): Promise<ApiKey> {
-  const key = await getApiKey(c.db, id);
+export async function apiKeyFor(ctx: ServiceContext, id: string, permission: Permission): Promise<ApiKey> {
+  const key = await getApiKey(ctx.db, id);
   const scopeOf = (k: ApiKey) => ({ organizationId: k.organizationId, environmentId: k.environmentId });
-  return (await loadAuthorized(c, permission, key, scopeOf, { what: "API key" })).row;
+  return (await loadAuthorized(ctx, permission, key, scopeOf, { what: "API key" })).row;
 }
 
 export async function revokeApiKey(db: Database, id: string): Promise<void> {
