@@ -228,3 +228,8 @@ export async function sweepSchedules(env: Env, db: Database, at: Date, waitUntil
   }
   return { rearmed: due.length, ran, missed };
 }
+
+/** The time of an agent's next scheduled run as its scheduler armed it (null: disarmed). */
+export async function setNextRunAt(db: Database, agentId: string, at: string | null): Promise<void> {
+  await db.update(agents).set({ nextRunAt: at }).where(eq(agents.id, agentId));
+}
