@@ -1,6 +1,6 @@
 import { createApp } from "./app";
-import { openDb } from "./db/client";
-import { checkedConfig } from "./lib/config";
+import { CAPABILITIES } from "./capabilities";
+import { jobContext } from "./contracts/context";
 import type { Env } from "./env";
 import { runHousekeeping } from "./services/housekeeping";
 import { sweepSchedules } from "./services/agents/scheduler";
@@ -36,20 +36,19 @@ export default {
   },
 
   async queue(batch: MessageBatch<unknown>, env: Env, ctx: ExecutionContext): Promise<void> {
-    checkedConfig(env);
-    await dispatchQueue(batch, env, ctx);
+    await dispatchQueue(jobContext(env, { capabilities: CAPABILITIES, waitUntil: (p) => ctx.waitUntil(p) }), batch);
   },
 
   async scheduled(controller: ScheduledController, env: Env, ctx: ExecutionContext): Promise<void> {
-    checkedConfig(env);
+    const job = jobContext(env, { capabilities: CAPABILITIES, waitUntil: (p) => ctx.waitUntil(p) });
     const at = new Date(controller.scheduledTime);
     // Either cron: a recovery pass, in case the supervisor's alarm was lost (the alarm is the mechanism).
     ctx.waitUntil(runSupervisorNow(env).catch((e) => console.error("supervisor pass from the cron failed:", e)));
     // "* * * * *": the agent-schedule safety net; any other cron (every 5 minutes): housekeeping.
     if (controller.cron === "* * * * *") {
-      ctx.waitUntil(sweepSchedules(env, openDb(env), at, (p) => ctx.waitUntil(p)));
+      job.waitUntil(sweepSchedules(job.env, job.db, at, job.waitUntil));
       return;
     }
-    ctx.waitUntil(runHousekeeping(openDb(env), env, at));
+    job.waitUntil(runHousekeeping(job.db, job.env, at));
   },
 } satisfies ExportedHandler<Env>;

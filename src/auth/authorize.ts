@@ -6,7 +6,7 @@ import type { Caller, KeyCaller, UserCaller } from "../contracts/caller";
 import { PERMISSIONS, type Permission, type PermissionRule } from "./permissions";
 import type { ResourceScope } from "./resources";
 import type { Scope } from "../contracts/scopes";
-import { keyReach } from "./policy";
+import { keyReach } from "../contracts/access";
 import { verifiedCaller } from "./caller-check";
 
 /**
@@ -50,20 +50,20 @@ export interface AuthorizeOptions {
 
 type Ctx = ServiceContext;
 
-export function requireCaller(c: Ctx): Caller {
-  const caller = c.caller;
+export function requireCaller(ctx: Ctx): Caller {
+  const caller = ctx.caller;
   if (!caller) throw unauthorized();
   return caller;
 }
 
 /** The caller of a public route (src/auth/public-paths.ts), or null when anonymous. */
-export function optionalCaller(c: Ctx): Caller | null {
-  return (c.caller as Caller | null) ?? null;
+export function optionalCaller(ctx: Ctx): Caller | null {
+  return (ctx.caller as Caller | null) ?? null;
 }
 
 /** For user-only (U) routes: API keys are refused with 403. */
-export function requireUser(c: Ctx): UserCaller {
-  const caller = requireCaller(c);
+export function requireUser(ctx: Ctx): UserCaller {
+  const caller = requireCaller(ctx);
   if (caller.type !== "user") throw forbidden("This endpoint requires a signed-in user; API keys cannot use it");
   return caller;
 }
@@ -86,14 +86,14 @@ export function assertPermissionClass(caller: Caller, permission: Permission): P
 const membershipCache = new WeakMap<Caller, Map<string, { role: Role; status: Organization["status"] } | null>>();
 
 export async function membershipOf(
-  c: Ctx,
+  ctx: Ctx,
   caller: UserCaller,
   organizationId: string,
 ): Promise<{ role: Role; status: Organization["status"] } | null> {
   let cache = membershipCache.get(caller);
   if (!cache) membershipCache.set(caller, (cache = new Map()));
   if (cache.has(organizationId)) return cache.get(organizationId)!;
-  const row = await c
+  const row = await ctx
     .db
     .select({ role: organizationMembers.role, status: organizations.status })
     .from(organizationMembers)
@@ -116,16 +116,16 @@ export function forgetMemberships(caller: Caller) {
   membershipCache.delete(caller);
 }
 
-export { keyReach } from "./policy";
+export { keyReach } from "../contracts/access";
 
 export async function authorize(
-  c: Ctx,
+  ctx: Ctx,
   permission: Permission,
   scope: ResourceScope | null | undefined,
   opts: AuthorizeOptions = {},
 ): Promise<Access> {
-  await verifiedCaller(c); // a cached API key's re-read (src/auth/caller-cache.ts) decides first
-  const caller = requireCaller(c);
+  await verifiedCaller(ctx); // a cached key's or session's re-read (src/auth/caller-cache.ts) decides first
+  const caller = requireCaller(ctx);
   const rule = assertPermissionClass(caller, permission);
   const what = opts.what ?? "Resource";
   if (!scope) throw notFound(what);
@@ -133,7 +133,7 @@ export async function authorize(
   let role: Role | null = null;
   let status: Organization["status"];
   if (caller.type === "user") {
-    const m = await membershipOf(c, caller, scope.organizationId);
+    const m = await membershipOf(ctx, caller, scope.organizationId);
     if (!m) throw notFound(what);
     if (!rule.roles.includes(m.role)) {
       throw forbidden(`Your role (${m.role}) does not allow this; it needs one of: ${rule.roles.join(", ")}`);
@@ -172,9 +172,9 @@ export function visibleTenantIds(caller: Caller): string[] | null {
  * The same question as `authorize`, answered yes or no (no refusal thrown): for what a response
  * shows to one reader and not another (a registration's secrets to those who may change it).
  */
-export async function may(c: Ctx, permission: Permission, scope: ResourceScope): Promise<boolean> {
+export async function may(ctx: Ctx, permission: Permission, scope: ResourceScope): Promise<boolean> {
   try {
-    await authorize(c, permission, scope);
+    await authorize(ctx, permission, scope);
     return true;
   } catch (e) {
     if (e instanceof ApiError) return false;

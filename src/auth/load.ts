@@ -12,13 +12,13 @@ import type { ResourceScope } from "./resources";
  * role or scope violation). Services provide `xFor`-style wrappers on top.
  */
 export async function loadAuthorized<T>(
-  c: ServiceContext,
+  ctx: ServiceContext,
   permission: Permission,
   row: T | null | undefined,
   scopeOf: (row: T) => ResourceScope,
   opts: AuthorizeOptions = {},
 ): Promise<{ row: T; access: Access }> {
-  const access = await authorize(c, permission, row ? scopeOf(row) : null, opts);
+  const access = await authorize(ctx, permission, row ? scopeOf(row) : null, opts);
   return { row: row as T, access };
 }
 

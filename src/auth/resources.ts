@@ -1,17 +1,8 @@
 import type { Database } from "../db/client";
 
-/**
- * Where a resource sits in the hierarchy. Authorization decides from this
- * alone, so any resource type joins the authorization layer by saying how to
- * find its scope.
- */
-export interface ResourceScope {
-  organizationId: string;
-  /** Absent for organization-level resources (members, billing, environments list). */
-  environmentId?: string;
-  tenantId?: string;
-  knowledgeBaseId?: string;
-}
+import type { ResourceScope } from "../contracts/access";
+
+export type { ResourceScope };
 
 /** A row that lives in a knowledge base (document, artifact, chat, ...). */
 export interface KnowledgeBaseRow {

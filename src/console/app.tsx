@@ -21,6 +21,13 @@ const AgentDetail = lazy(() => import("./pages/agents/detail").then((m) => ({ de
 const McpServers = lazy(() => import("./pages/mcp/index").then((m) => ({ default: m.McpServers })));
 const Connectors = lazy(() => import("./pages/connectors").then((m) => ({ default: m.Connectors })));
 const A2aAgents = lazy(() => import("./pages/a2a-agents").then((m) => ({ default: m.A2aAgents })));
+// Part 2, data and reach: each page is its own chunk (the chart and graph libraries load with their pages).
+const Tables = lazy(() => import("./pages/data/tables"));
+const Memory = lazy(() => import("./pages/data/memory"));
+const Embedding = lazy(() => import("./pages/data/embedding"));
+const Skills = lazy(() => import("./pages/data/skills"));
+const Usage = lazy(() => import("./pages/data/usage"));
+const Artifacts = lazy(() => import("./pages/data/artifacts"));
 
 type Page = (p: Record<string, string>) => ReactNode;
 
@@ -36,6 +43,14 @@ const ORG_PAGES: [string, Page][] = [
   ["/o/:org/mcp-servers", (p) => <McpServers orgId={p.org} />],
   ["/o/:org/connectors", (p) => <Connectors orgId={p.org} />],
   ["/o/:org/a2a-agents", (p) => <A2aAgents orgId={p.org} />],
+  // Part 2, data and reach: one block.
+  ["/o/:org/kb/:kb/tables", (p) => <Tables orgId={p.org} kbId={p.kb} />],
+  ["/o/:org/kb/:kb/artifacts", (p) => <Artifacts orgId={p.org} kbId={p.kb} />],
+  ["/o/:org/kb/:kb/artifacts/:artifact", (p) => <Artifacts orgId={p.org} kbId={p.kb} artifactId={p.artifact} />],
+  ["/o/:org/memory", (p) => <Memory orgId={p.org} />],
+  ["/o/:org/skills", (p) => <Skills orgId={p.org} />],
+  ["/o/:org/embedding", (p) => <Embedding orgId={p.org} />],
+  ["/o/:org/usage", (p) => <Usage orgId={p.org} />],
   ["/o/:org/members", (p) => <Members orgId={p.org} />],
   ["/o/:org/environments", (p) => <Environments orgId={p.org} />],
   ["/o/:org/api-keys", (p) => <ApiKeys orgId={p.org} />],

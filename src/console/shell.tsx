@@ -20,6 +20,16 @@ const NAV: { group: string; items: { to: string; label: string }[] }[] = [
       { to: "a2a-agents", label: "External agents" },
     ],
   },
+  // Part 2, data and reach (memory, skills, embedding, usage): one block.
+  {
+    group: "Operate",
+    items: [
+      { to: "memory", label: "Memory" },
+      { to: "skills", label: "Skills" },
+      { to: "embedding", label: "Embedding" },
+      { to: "usage", label: "Usage and billing" },
+    ],
+  },
   {
     group: "Organization",
     items: [

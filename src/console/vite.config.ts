@@ -15,6 +15,7 @@ export default defineConfig({
     outDir: fileURLToPath(new URL("../../dist/assets/console", import.meta.url)),
     emptyOutDir: true,
     // The playground (and other large pages) load on demand; the first page stays small.
-    chunkSizeWarningLimit: 400,
+    // (Vega, ~850 kB, is one lazy chunk that loads only with a chart.)
+    chunkSizeWarningLimit: 900,
   },
 });

@@ -1,6 +1,6 @@
-import type { Database } from "../db/client";
+import { openDb, type Database } from "../db/client";
 import type { Env } from "../env";
-import type { Config } from "../lib/config";
+import { checkedConfig, type Config } from "../lib/config";
 import type { Caller } from "./caller";
 import type { Capabilities } from "./tools";
 
@@ -27,4 +27,23 @@ export interface ServiceContext {
   /** Keeps the isolate alive for work that finishes after the response. */
   waitUntil(promise: Promise<unknown>): void;
   readonly requestId: string | null;
+}
+
+/**
+ * A context for work no request started (a queue batch, a cron run, an alarm): the database through
+ * `openDb`, the configuration checked once (a bad value fails the job, naming it). There is no caller:
+ * asking for one is a bug, and throws.
+ */
+export function jobContext(env: Env, parts: { capabilities: Capabilities; waitUntil: (promise: Promise<unknown>) => void }): ServiceContext {
+  return {
+    db: openDb(env),
+    env,
+    config: checkedConfig(env),
+    get caller(): Caller {
+      throw new Error("background work has no caller");
+    },
+    capabilities: parts.capabilities,
+    waitUntil: parts.waitUntil,
+    requestId: null,
+  };
 }

@@ -1,10 +1,9 @@
 import { Agent } from "agents";
-import { eq } from "drizzle-orm";
-import { openDb } from "../db/client";
-import { agents } from "../db/schema";
+import { CAPABILITIES } from "../capabilities";
+import { jobContext } from "../contracts/context";
 import { getAgent } from "../services/agents/agents";
 import { nextOccurrence } from "../services/agents/schedule";
-import { catchUpOccurrences, runOccurrence, type OccurrenceResult } from "../services/agents/scheduler";
+import { catchUpOccurrences, runOccurrence, setNextRunAt, type OccurrenceResult } from "../services/agents/scheduler";
 
 interface FirePayload {
   agentId: string;
@@ -39,17 +38,17 @@ export class AgentScheduler extends Agent<Cloudflare.Env> {
   }
 
   private async armNext(agentId: string, after: Date): Promise<{ next_run_at: string | null }> {
-    const db = openDb(this.env);
+    const { db } = this.job();
     const agent = await getAgent(db, agentId);
     if (!agent || agent.status !== "active" || !agent.scheduleEnabled || !agent.scheduleCron) {
-      if (agent) await db.update(agents).set({ nextRunAt: null }).where(eq(agents.id, agentId));
+      if (agent) await setNextRunAt(db, agentId, null);
       return { next_run_at: null };
     }
     const next = nextOccurrence(agent.scheduleCron, agent.scheduleTimezone ?? "UTC", after);
     if (!next) return { next_run_at: null };
     const scheduledFor = next.toISOString();
     await this.schedule(next, "fire", { agentId, scheduledFor } satisfies FirePayload);
-    await db.update(agents).set({ nextRunAt: scheduledFor }).where(eq(agents.id, agentId));
+    await setNextRunAt(db, agentId, scheduledFor);
     return { next_run_at: scheduledFor };
   }
 
@@ -60,7 +59,7 @@ export class AgentScheduler extends Agent<Cloudflare.Env> {
    */
   async fire(payload: FirePayload): Promise<void> {
     const at = new Date(Math.max(Date.now(), new Date(payload.scheduledFor).getTime()));
-    const db = openDb(this.env);
+    const { env, db } = this.job();
     let armed = false;
     const armNext = async () => {
       armed = true;
@@ -71,7 +70,7 @@ export class AgentScheduler extends Agent<Cloudflare.Env> {
       if (!agent || agent.status !== "active" || !agent.scheduleEnabled || !agent.scheduleCron) return;
       const { run } = await catchUpOccurrences(db, agent, new Date(payload.scheduledFor), at);
       // Claim the occurrence first (its start time), then arm the next one, then do the work.
-      if (run) await runOccurrence(this.env, db, payload.agentId, run, armNext);
+      if (run) await runOccurrence(env, db, payload.agentId, run, armNext);
     } finally {
       if (!armed) await armNext();
     }
@@ -79,6 +78,12 @@ export class AgentScheduler extends Agent<Cloudflare.Env> {
 
   /** Runs one occurrence now (the sweep's catch-up); a duplicate is a no-op. */
   async runNow(agentId: string, scheduledFor: string): Promise<{ result: OccurrenceResult }> {
-    return { result: await runOccurrence(this.env, openDb(this.env), agentId, scheduledFor) };
+    const { env, db } = this.job();
+    return { result: await runOccurrence(env, db, agentId, scheduledFor) };
+  }
+
+  /** The context of one call or alarm (the database, the configuration checked). */
+  private job() {
+    return jobContext(this.env, { capabilities: CAPABILITIES, waitUntil: (p) => this.ctx.waitUntil(p) });
   }
 }

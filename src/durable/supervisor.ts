@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
-import { openDb } from "../db/client";
+import { CAPABILITIES } from "../capabilities";
+import { jobContext } from "../contracts/context";
 import type { Env } from "../env";
 import { runRecoveryPass } from "../services/recovery/supervisor";
 
@@ -29,14 +30,21 @@ export class Supervisor extends DurableObject<Env> {
 
   /** A pass now (the cron safety net and tests); the alarm follows what it found. */
   async pass(): Promise<{ next_at: number | null }> {
-    const next = await runRecoveryPass(this.env, openDb(this.env), Date.now());
+    const job = this.job();
+    const next = await runRecoveryPass(job.env, job.db, Date.now());
     if (next !== null) await this.wake(next);
     return { next_at: next };
   }
 
   async alarm(): Promise<void> {
-    const next = await runRecoveryPass(this.env, openDb(this.env), Date.now());
+    const job = this.job();
+    const next = await runRecoveryPass(job.env, job.db, Date.now());
     // A wake during the pass may have set an earlier alarm already; keep the earlier one.
     if (next !== null) await this.wake(next);
+  }
+
+  /** The context of one pass (a call or an alarm). */
+  private job() {
+    return jobContext(this.env, { capabilities: CAPABILITIES, waitUntil: (p) => this.ctx.waitUntil(p) });
   }
 }

@@ -1,5 +1,5 @@
-import { HTTPException } from "hono/http-exception";
-import type { ContentfulStatusCode } from "hono/utils/http-status";
+/** The statuses an error answers with (all of them carry a JSON body). */
+type ErrorStatus = 400 | 401 | 402 | 403 | 404 | 405 | 408 | 409 | 410 | 413 | 415 | 422 | 429 | 500 | 501 | 502 | 503 | 504;
 
 /**
  * THE closed set of error codes, each with its HTTP status (API-DECISIONS.md,
@@ -58,7 +58,7 @@ export const ERROR_STATUS = {
   internal_error: 500,
   upstream_error: 502,
   service_unavailable: 503,
-} as const satisfies Record<string, ContentfulStatusCode>;
+} as const satisfies Record<string, ErrorStatus>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
 /** @deprecated use ErrorCode */
@@ -75,13 +75,16 @@ export interface ErrorDetail {
  * The one error type the service throws on purpose. `app.onError` renders it as
  * `{"error": {code, message, details?, request_id}}` with the code's status.
  */
-export class ApiError extends HTTPException {
+export class ApiError extends Error {
+  readonly status: ErrorStatus;
   readonly code: ErrorCode;
   readonly details?: ErrorDetail[];
   readonly headers?: Record<string, string>;
 
   constructor(code: ErrorCode, message: string, opts: { details?: ErrorDetail[]; headers?: Record<string, string> } = {}) {
-    super(ERROR_STATUS[code], { message });
+    super(message);
+    this.name = "ApiError";
+    this.status = ERROR_STATUS[code];
     this.code = code;
     this.details = opts.details;
     this.headers = opts.headers;

@@ -7,7 +7,7 @@ import { resolveScope } from "../auth/resources";
 import type { Scope } from "../contracts/scopes";
 import type { Database } from "../db/client";
 import { apiKeys, organizationMembers, organizations, tenants, type ApiKey, type Environment, type Role } from "../db/schema";
-import { keyStillBacked, scopesBeyondRole } from "../auth/policy";
+import { keyStillBacked, scopesBeyondRole } from "../contracts/access";
 import { randomToken, sha256Hex } from "../lib/crypto";
 import { ApiError, badRequest } from "../lib/errors";
 import { newId } from "../lib/ids";
@@ -42,7 +42,7 @@ export interface CreateKeyInput {
   expires_at?: string | null;
 }
 
-/** 403 naming the scope(s) when the minting member's role may not grant them (src/auth/policy.ts). */
+/** 403 naming the scope(s) when the minting member's role may not grant them (src/contracts/access.ts). */
 export function assertRoleMayGrant(role: Role | null, scopes: readonly string[]): void {
   const beyond = scopesBeyondRole(role, scopes);
   if (!beyond.length) return;
@@ -130,10 +130,10 @@ export async function getApiKey(db: Database, id: string): Promise<ApiKey | unde
 }
 
 /** An API key by id, authorized for `permission` on its environment (404 when missing or out of reach). */
-export async function apiKeyFor(c: ServiceContext, id: string, permission: Permission): Promise<ApiKey> {
-  const key = await getApiKey(c.db, id);
+export async function apiKeyFor(ctx: ServiceContext, id: string, permission: Permission): Promise<ApiKey> {
+  const key = await getApiKey(ctx.db, id);
   const scopeOf = (k: ApiKey) => ({ organizationId: k.organizationId, environmentId: k.environmentId });
-  return (await loadAuthorized(c, permission, key, scopeOf, { what: "API key" })).row;
+  return (await loadAuthorized(ctx, permission, key, scopeOf, { what: "API key" })).row;
 }
 
 export async function revokeApiKey(db: Database, id: string): Promise<void> {

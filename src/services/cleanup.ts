@@ -1,6 +1,5 @@
 import type { Database } from "../db/client";
 import type { ServiceContext } from "../contracts/context";
-import type { Env } from "../env";
 import { CLEANUP_CHECK_MS } from "./recovery/leases";
 import { wakeSupervisor } from "./recovery/supervisor";
 
@@ -11,7 +10,7 @@ import { wakeSupervisor } from "./recovery/supervisor";
  * the ids are still known, and must only enqueue or do bounded work.
  */
 export type CleanupKind = "organization" | "tenant" | "knowledge_base";
-type Hook = (ctx: { db: Database; env: Env; waitUntil: (p: Promise<unknown>) => void }, id: string) => Promise<void>;
+type Hook = (ctx: Pick<ServiceContext, "db" | "env" | "waitUntil">, id: string) => Promise<void>;
 
 const hooks: Record<CleanupKind, Hook[]> = { organization: [], tenant: [], knowledge_base: [] };
 
@@ -23,11 +22,10 @@ export function registerCleanup(kind: CleanupKind, hook: Hook): void {
  * Deletes an organization, tenant or knowledge base: the registered cleanups run first, while the ids
  * are still known, then `remove` deletes the row (and, by cascade, everything under it).
  */
-export async function deleteWithCleanup(c: ServiceContext, kind: CleanupKind, id: string, remove: (db: Database) => Promise<void>): Promise<void> {
-  const ctx = { db: c.db, env: c.env, waitUntil: (p: Promise<unknown>) => c.waitUntil(p) };
+export async function deleteWithCleanup(ctx: ServiceContext, kind: CleanupKind, id: string, remove: (db: Database) => Promise<void>): Promise<void> {
   for (const hook of hooks[kind]) await hook(ctx, id);
   await remove(ctx.db);
   // What the rows leave outside D1 was recorded by the deleting statement (triggers); the supervisor removes it
   // even if the hooks' background work is lost.
-  await wakeSupervisor(c.env, Date.now() + CLEANUP_CHECK_MS);
+  await wakeSupervisor(ctx.env, Date.now() + CLEANUP_CHECK_MS);
 }

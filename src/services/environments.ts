@@ -36,13 +36,13 @@ export async function getEnvironment(db: Database, id: string) {
 
 /** An environment by id, authorized for `permission` (404 when missing or out of reach). */
 export async function environmentFor(
-  c: ServiceContext,
+  ctx: ServiceContext,
   id: string,
   permission: Permission,
   opts: AuthorizeOptions = {},
 ): Promise<Environment> {
-  const env = await getEnvironment(c.db, id);
-  return (await loadAuthorized(c, permission, env, (e) => environmentScope(e)!, { what: "Environment", ...opts })).row;
+  const env = await getEnvironment(ctx.db, id);
+  return (await loadAuthorized(ctx, permission, env, (e) => environmentScope(e)!, { what: "Environment", ...opts })).row;
 }
 
 export async function listEnvironments(db: Database, organizationId: string) {

@@ -67,14 +67,14 @@ export interface KnowledgeBaseForOptions extends AuthorizeOptions {
 
 /** A knowledge base by id, authorized for `permission` (404 when missing or out of reach). */
 export async function knowledgeBaseFor(
-  c: ServiceContext,
+  ctx: ServiceContext,
   id: string,
   permission: Permission,
   opts: KnowledgeBaseForOptions = {},
 ): Promise<KnowledgeBase> {
   const { tenantId, tenantPath, ...authorizeOpts } = opts;
-  const kb = await getKnowledgeBase(c.db, id);
-  const { row } = await loadAuthorized(c, permission, kb, (k) => knowledgeBaseScope(k)!, { what: "Knowledge base", ...authorizeOpts });
+  const kb = await getKnowledgeBase(ctx.db, id);
+  const { row } = await loadAuthorized(ctx, permission, kb, (k) => knowledgeBaseScope(k)!, { what: "Knowledge base", ...authorizeOpts });
   if (tenantId !== undefined) assertTenantMatches(row, tenantId, tenantPath);
   return row;
 }
@@ -93,21 +93,21 @@ export async function listKnowledgeBases(
 }
 
 /** GET /knowledge-bases: a tenant's knowledge bases; a key restricted to one knowledge base sees only that one. */
-export async function listKnowledgeBasesFor(c: ServiceContext, tenantId: string, page: { limit: number; offset: number }) {
-  const tenant = await tenantFor(c, tenantId, "documents:read", { addressedBy: "param" });
-  const caller = c.caller;
+export async function listKnowledgeBasesFor(ctx: ServiceContext, tenantId: string, page: { limit: number; offset: number }) {
+  const tenant = await tenantFor(ctx, tenantId, "documents:read", { addressedBy: "param" });
+  const caller = ctx.caller;
   const onlyId = caller.type === "api_key" ? caller.key.knowledgeBaseId : null;
-  return listKnowledgeBases(c.db, tenant.id, { onlyId, ...page });
+  return listKnowledgeBases(ctx.db, tenant.id, { onlyId, ...page });
 }
 
 /** POST /knowledge-bases: in a tenant the caller may write to; a key restricted to one knowledge base cannot create others. */
-export async function createKnowledgeBaseFor(c: ServiceContext, input: KnowledgeBaseInput & { name: string; tenant_id: string }) {
-  const tenant = await tenantFor(c, input.tenant_id, "documents:write", { addressedBy: "param" });
-  const caller = c.caller;
+export async function createKnowledgeBaseFor(ctx: ServiceContext, input: KnowledgeBaseInput & { name: string; tenant_id: string }) {
+  const tenant = await tenantFor(ctx, input.tenant_id, "documents:write", { addressedBy: "param" });
+  const caller = ctx.caller;
   if (caller.type === "api_key" && caller.key.knowledgeBaseId) {
     throw forbidden("This API key is restricted to one knowledge base and cannot create others");
   }
-  return createKnowledgeBase(c.db, tenant, input, caller.type === "user" ? caller.user.id : caller.key.id);
+  return createKnowledgeBase(ctx.db, tenant, input, caller.type === "user" ? caller.user.id : caller.key.id);
 }
 
 export type KnowledgeBaseInput = Partial<Record<PromptFieldName, string | null>> & {

@@ -110,15 +110,15 @@ export async function inviteMember(
  * sent after the response (a mail relay failure is logged, never the caller's).
  */
 export async function inviteAndNotify(
-  c: ServiceContext,
+  ctx: ServiceContext,
   organization: Organization,
   input: { email: string; role: Invitation["role"] },
   inviter: User,
 ): Promise<Invitation> {
-  const inv = await inviteMember(c.db, organization.id, input, inviter.id);
-  const base = config(c.env).publicBaseUrl;
-  c.waitUntil(
-    sendEmail(c.env, {
+  const inv = await inviteMember(ctx.db, organization.id, input, inviter.id);
+  const base = config(ctx.env).publicBaseUrl;
+  ctx.waitUntil(
+    sendEmail(ctx.env, {
       to: inv.email,
       subject: `You are invited to ${organization.name}`,
       text:
@@ -180,11 +180,11 @@ export async function changeRole(db: Database, organizationId: string, userId: s
 }
 
 /** Gives a member another role (the last owner cannot be demoted: 409) and answers the member as now stored. */
-export async function changeRoleOf(c: ServiceContext, organizationId: string, input: { user_id: string; role: Role }) {
-  const db = c.db;
+export async function changeRoleOf(ctx: ServiceContext, organizationId: string, input: { user_id: string; role: Role }) {
+  const db = ctx.db;
   const member = await changeRole(db, organizationId, input.user_id, input.role);
   // The caller may have changed their own role: this request must not keep the old one.
-  forgetMemberships(c.caller);
+  forgetMemberships(ctx.caller);
   return memberView(db, member);
 }
 

@@ -87,10 +87,10 @@ export async function createOrganization(
 }
 
 /** A new organization owned by the signed-in user, with its default environment and tenant and the starting credits. */
-export async function createOrganizationFor(c: ServiceContext, user: User, input: { name: string; slug: string; type: Organization["type"] }) {
-  const cfg = config(c.env);
+export async function createOrganizationFor(ctx: ServiceContext, user: User, input: { name: string; slug: string; type: Organization["type"] }) {
+  const cfg = config(ctx.env);
   const credits = { starting: cfg.startingCredits, tenant: cfg.startingTenantCredits };
-  const { organization, environmentId, tenantId } = await createOrganization(c.db, user, input, credits);
+  const { organization, environmentId, tenantId } = await createOrganization(ctx.db, user, input, credits);
   return { ...publicOrganization(organization, "owner"), default_environment_id: environmentId, default_tenant_id: tenantId };
 }
 
@@ -110,12 +110,12 @@ export async function getOrganization(db: Database, id: string): Promise<Organiz
 
 /** An organization by id, authorized for `permission`, with the caller's role in it (null for keys). */
 export async function organizationFor(
-  c: ServiceContext,
+  ctx: ServiceContext,
   id: string,
   permission: Permission,
 ): Promise<{ organization: Organization; role: Role | null }> {
-  const org = await getOrganization(c.db, id);
-  const { row, access } = await loadAuthorized(c, permission, org, (o) => ({ organizationId: o.id }), { what: "Organization" });
+  const org = await getOrganization(ctx.db, id);
+  const { row, access } = await loadAuthorized(ctx, permission, org, (o) => ({ organizationId: o.id }), { what: "Organization" });
   return { organization: row, role: access.role };
 }
 

@@ -56,9 +56,9 @@ export async function getTenant(db: Database, id: string): Promise<Tenant | unde
  * when the caller named it in a `tenant_id` parameter (403 for a key that may
  * not use it) rather than in the path (404).
  */
-export async function tenantFor(c: ServiceContext, id: string, permission: Permission, opts: AuthorizeOptions = {}): Promise<Tenant> {
-  const tenant = await getTenant(c.db, id);
-  return (await loadAuthorized(c, permission, tenant, (t) => tenantScope(t)!, { what: "Tenant", ...opts })).row;
+export async function tenantFor(ctx: ServiceContext, id: string, permission: Permission, opts: AuthorizeOptions = {}): Promise<Tenant> {
+  const tenant = await getTenant(ctx.db, id);
+  return (await loadAuthorized(ctx, permission, tenant, (t) => tenantScope(t)!, { what: "Tenant", ...opts })).row;
 }
 
 export async function listTenants(
@@ -91,8 +91,8 @@ const externalIdTaken = (externalId: string) =>
  * GET /tenants: the tenants of an environment the caller may see. A user names
  * the environment; a key defaults to (and must match) its own.
  */
-export async function listTenantsFor(c: ServiceContext, q: { env_id?: string; limit: number; offset: number }) {
-  const caller = c.caller;
+export async function listTenantsFor(ctx: ServiceContext, q: { env_id?: string; limit: number; offset: number }) {
+  const caller = ctx.caller;
   let envId = q.env_id;
   if (!envId) {
     if (caller.type === "user") {
@@ -100,18 +100,18 @@ export async function listTenantsFor(c: ServiceContext, q: { env_id?: string; li
     }
     envId = caller.key.environmentId;
   }
-  const env = await environmentFor(c, envId, "tenants:read", { addressedBy: "param" });
-  return listTenants(c.db, env.id, visibleTenantIds(caller), q);
+  const env = await environmentFor(ctx, envId, "tenants:read", { addressedBy: "param" });
+  return listTenants(ctx.db, env.id, visibleTenantIds(caller), q);
 }
 
 /** POST /tenants: in an environment the caller may write to; a key limited to some tenants cannot create others. */
-export async function createTenantFor(c: ServiceContext, input: TenantInput & { environment_id: string; name: string }) {
-  const env = await environmentFor(c, input.environment_id, "tenants:write", { addressedBy: "param" });
-  const caller = c.caller;
+export async function createTenantFor(ctx: ServiceContext, input: TenantInput & { environment_id: string; name: string }) {
+  const env = await environmentFor(ctx, input.environment_id, "tenants:write", { addressedBy: "param" });
+  const caller = ctx.caller;
   if (caller.type === "api_key" && !caller.isAdmin && caller.key.tenantIds.length > 0) {
     throw forbidden("An API key limited to specific tenants cannot create tenants");
   }
-  return createTenant(c.db, { organizationId: env.organizationId, environmentId: env.id }, input);
+  return createTenant(ctx.db, { organizationId: env.organizationId, environmentId: env.id }, input);
 }
 
 export async function createTenant(

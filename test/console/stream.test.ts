@@ -27,6 +27,17 @@ describe("the playground's stream reader", () => {
     expect(seen[0]).toMatchObject({ content: "Thirty days", isComplete: false });
   });
 
+  it("keeps the rows and charts a query streamed, in order", () => {
+    let t = fresh();
+    t = applyEvent(t, { type: "data_preview", sql: "SELECT region, SUM(amount) AS total FROM sales GROUP BY region", columns: ["region", "total"], rows: [["North", 1500.75]], row_count: 1 });
+    const spec = { $schema: "https://vega.github.io/schema/vega-lite/v5.json", data: { values: [{ region: "North", total: 1500.75 }] }, mark: { type: "bar" } };
+    t = applyEvent(t, { type: "chart", spec });
+    t = applyEvent(t, { type: "data_preview", sql: "SELECT 1 AS one", columns: ["one"], rows: [[1]], row_count: 1 });
+    expect(t.previews?.map((p) => p.sql)).toEqual(["SELECT region, SUM(amount) AS total FROM sales GROUP BY region", "SELECT 1 AS one"]);
+    expect(t.previews?.[0].rows).toEqual([["North", 1500.75]]);
+    expect(t.charts).toEqual([spec]);
+  });
+
   it("appends partial answers and replaces them with the complete one", () => {
     let t = fresh();
     for (const content of ["Customers ", "have 30 ", "days"]) t = applyEvent(t, { type: "final_response", content, isComplete: false });

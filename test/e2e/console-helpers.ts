@@ -22,7 +22,7 @@ export async function shoot(page: Page, name: string): Promise<string> {
  * The README's pictures: with CONSOLE_DOCS_DIR set (`src/console/docs`), these pages are also photographed
  * as the window shows them at 1280×800 (then `pngquant` makes them small).
  */
-const README_SHOTS = new Set(["documents", "playground-answer"]);
+const README_SHOTS = new Set(["documents", "playground-answer", "playground-chart", "memory-graph"]);
 
 export async function readmeShot(page: Page, name: string) {
   const dir = process.env.CONSOLE_DOCS_DIR;

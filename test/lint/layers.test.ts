@@ -38,7 +38,7 @@ describe("layer lint", () => {
     expect(r.status).toBe(0);
   });
 
-  it("fails when a service imports a route, Hono or a Durable Object", () => {
+  it("fails when a service imports a route, Hono, a Durable Object or the capability registry", () => {
     const dir = copyOfSrc();
     writeFileSync(
       path.join(dir, "src/services/scratch-violation.ts"),
@@ -46,7 +46,8 @@ describe("layer lint", () => {
         'import type { Context } from "hono";',
         'import { chatRoutes } from "../routes/chats";',
         'import type { ChatSession } from "../durable/chat-session";',
-        "export const x = (c: Context, s: ChatSession) => [c, s, chatRoutes];",
+        'import { CAPABILITIES } from "../capabilities";',
+        "export const x = (c: Context, s: ChatSession) => [c, s, chatRoutes, CAPABILITIES];",
       ].join("\n"),
     );
     const r = lint(dir);
@@ -54,6 +55,7 @@ describe("layer lint", () => {
     expect(r.output).toContain("src/services/scratch-violation.ts:1 imports hono");
     expect(r.output).toContain("src/services/scratch-violation.ts:2 imports a route");
     expect(r.output).toContain("src/services/scratch-violation.ts:3 imports a Durable Object");
+    expect(r.output).toContain("src/services/scratch-violation.ts:4 imports the capability registry");
   });
 
   it("fails on an import cycle, even one of type imports only", () => {
@@ -68,10 +70,10 @@ describe("layer lint", () => {
   it("fails when the pipeline imports a capability or a capability the pipeline", () => {
     const dir = copyOfSrc();
     writeFileSync(path.join(dir, "src/services/answer/scratch.ts"), 'import { sqlProvider } from "../tables/tool";\nexport const p = sqlProvider;\n');
-    writeFileSync(path.join(dir, "src/services/memory/scratch.ts"), 'import { runTurn } from "../answer/turn";\nexport const t = runTurn;\n');
+    writeFileSync(path.join(dir, "src/services/connectors/scratch.ts"), 'import { runTurn } from "../answer/turn";\nexport const t = runTurn;\n');
     const r = lint(dir);
     expect(r.status).toBe(1);
     expect(r.output).toContain("src/services/answer/scratch.ts:1 (pipeline) imports a capability (src/services/tables/tool.ts)");
-    expect(r.output).toContain("src/services/memory/scratch.ts:1 (capability) imports the pipeline (src/services/answer/turn.ts)");
+    expect(r.output).toContain("src/services/connectors/scratch.ts:1 (capability) imports the pipeline (src/services/answer/turn.ts)");
   });
 });

@@ -16,6 +16,8 @@ export class ApiError extends Error {
     readonly code: string,
     message: string,
     readonly requestId?: string,
+    /** What was wrong with each field, as the API says it (`error.details`). */
+    readonly details: { path: string; message: string }[] = [],
   ) {
     super(message);
   }
@@ -28,13 +30,14 @@ interface Result<T> {
 }
 
 function refusal(response: Response, error: unknown): ApiError {
-  const body = (error ?? {}) as { error?: { code?: string; message?: string; request_id?: string } };
+  const body = (error ?? {}) as { error?: { code?: string; message?: string; request_id?: string; details?: { path: string; message: string }[] } };
   const e = body.error;
   const fallback =
     response.status === 0 || response.status >= 500
       ? "The service could not answer. Try again in a moment."
       : `The request was refused (HTTP ${response.status}).`;
-  return new ApiError(response.status, e?.code ?? "http_error", e?.message ?? fallback, e?.request_id);
+  const details = Array.isArray(e?.details) ? e.details.filter((d) => d && typeof d.message === "string") : [];
+  return new ApiError(response.status, e?.code ?? "http_error", e?.message ?? fallback, e?.request_id, details);
 }
 
 /** The body of a successful call, or an ApiError carrying the API's message. */

@@ -15,6 +15,8 @@ export function KbHeader({ orgId, kbId, page }: { orgId: string; kbId: string; p
   const tabs = [
     { to: base, label: "Documents" },
     { to: `${base}/playground`, label: "Playground" },
+    { to: `${base}/tables`, label: "Tables" },
+    { to: `${base}/artifacts`, label: "Artifacts" },
     { to: `${base}/settings`, label: "Settings" },
   ];
   return (

@@ -1,14 +1,17 @@
 // `npm run build:assets`: the Worker's static assets (wrangler.toml [assets]): the console, built by Vite into
-// dist/assets/console/, and the Swagger UI files copied into dist/assets/swagger/. wrangler dev runs this on
+// dist/assets/console/, the Swagger UI files copied into dist/assets/swagger/, and the chat widget bundled by
+// esbuild into dist/assets/widget.js (src/widget/build.mjs). wrangler dev runs this on
 // every start and every edit under src/, and several `wrangler dev` may start at once (the browser tests):
 // when the build is newer than every console source it is kept as it is, so nothing is deleted under a
 // running server. `--force` builds anyway.
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import path from "node:path";
+import { buildWidget, WIDGET_OUT } from "../../widget/build.mjs";
 
 const root = path.join(import.meta.dirname, "../../..");
-const sources = [path.join(root, "src/console"), path.join(root, "package-lock.json"), import.meta.filename];
+// (The console also bundles the chat's chart builder, src/services/tables/chart.ts: the same spec in both.)
+const sources = [path.join(root, "src/console"), path.join(root, "src/services/tables/chart.ts"), path.join(root, "package-lock.json"), import.meta.filename];
 const built = path.join(root, "dist/assets/console/index.html");
 const swagger = path.join(root, "dist/assets/swagger/swagger-ui-bundle.js");
 
@@ -17,6 +20,10 @@ function newest(p) {
   if (!s.isDirectory()) return s.mtimeMs;
   return Math.max(s.mtimeMs, ...readdirSync(p).map((f) => newest(path.join(p, f))));
 }
+
+// The widget is small and has its own sources: bundled whenever they are newer than the bundle.
+const widgetSources = path.join(root, "src/widget");
+if (process.argv.includes("--force") || !existsSync(WIDGET_OUT) || statSync(WIDGET_OUT).mtimeMs <= newest(widgetSources)) await buildWidget();
 
 const upToDate = existsSync(built) && existsSync(swagger) && statSync(built).mtimeMs > Math.max(...sources.map(newest));
 if (upToDate && !process.argv.includes("--force")) process.exit(0);

@@ -61,11 +61,20 @@ export function Select({ label, hint, options, ...rest }: FieldProps & SelectHTM
 export function ErrorNote({ error }: { error: unknown }) {
   if (!error) return null;
   const requestId = error instanceof ApiError ? error.requestId : undefined;
+  // The API's details name each field that was wrong (e.g. every refused origin), when it sends them.
+  const details = error instanceof ApiError ? error.details.filter((d) => d.message !== messageOf(error)) : [];
   return (
-    <p className="note note-error" role="alert">
+    <div className="note note-error" role="alert">
       {messageOf(error)}
       {requestId && <small className="request-id"> (request {requestId})</small>}
-    </p>
+      {details.length > 0 && (
+        <ul className="error-details">
+          {details.map((d, i) => (
+            <li key={i}>{d.path ? <><code>{d.path}</code>: </> : null}{d.message}</li>
+          ))}
+        </ul>
+      )}
+    </div>
   );
 }
 

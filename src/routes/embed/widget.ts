@@ -6,35 +6,39 @@ import { escapeHtml, PAGE_SECURITY_HEADERS } from "../../lib/html";
 import { demoEnabled, ensureDemo } from "../../services/embed/demo";
 import { mintEmbedToken, publicEmbedToken } from "../../services/embed/tokens";
 import type { AppEnv } from "../../types";
-import { kbChatWidget } from "./widget-client";
 
 /**
- * Outside /api/v1: GET /widget.js (the drop-in chat widget, src/routes/embed/widget-client.ts) and the
- * development demo, GET /embed/demo with its token backend POST /embed/demo/token.
+ * Outside /api/v1: GET /widget.js (the drop-in chat widget: browser code in src/widget/, bundled into the
+ * static assets by `npm run build:assets`) and the development demo, GET /embed/demo with its token backend
+ * POST /embed/demo/token.
  */
 
-// The build keeps function names with an `__name(fn, "name")` helper defined at module level; the
-// serialized function may call it, so the script defines a no-op of its own.
-export const WIDGET_JS =
-  "/*! kb-chat-widget: a chat launcher and panel for this knowledge-base service. No third-party code. */\n" +
-  `(function(){var __name=function(f){return f};(${kbChatWidget.toString()})(document.currentScript);})();\n`;
+/** The built widget from the static assets, with its ETag (a hash of its text, kept while the file is the same). */
+let built: { text: string; etag: string } | null = null;
 
-let widgetEtag: Promise<string> | null = null;
+async function widgetFile(c: Context<AppEnv>): Promise<{ text: string; etag: string } | null> {
+  const res = await c.env.ASSETS.fetch(new Request(new URL("/widget.js", c.req.url)));
+  if (!res.ok) return null;
+  const text = await res.text();
+  if (built?.text !== text) built = { text, etag: `"${(await sha256Hex(text)).slice(0, 32)}"` };
+  return built;
+}
 
 async function widget(c: Context<AppEnv>) {
-  widgetEtag ??= sha256Hex(WIDGET_JS).then((h) => `"${h.slice(0, 32)}"`);
-  const etag = await widgetEtag;
+  const file = await widgetFile(c);
+  // The assets folder has not been built (`npm run build:assets`; wrangler dev and deploy do it).
+  if (!file) return c.text("The widget has not been built: run `npm run build:assets`.", 503);
   const headers: Record<string, string> = {
     "Content-Type": "text/javascript; charset=utf-8",
     // Cacheable by browsers and CDNs; revalidated with the ETag after ten minutes.
     "Cache-Control": "public, max-age=600, stale-while-revalidate=86400",
-    ETag: etag,
+    ETag: file.etag,
     "X-Content-Type-Options": "nosniff",
     "Cross-Origin-Resource-Policy": "cross-origin",
   };
   const inm = c.req.header("If-None-Match");
-  if (inm && inm.split(",").map((s) => s.trim()).includes(etag)) return new Response(null, { status: 304, headers });
-  return new Response(c.req.method === "HEAD" ? null : WIDGET_JS, { status: 200, headers });
+  if (inm && inm.split(",").map((s) => s.trim()).includes(file.etag)) return new Response(null, { status: 304, headers });
+  return new Response(c.req.method === "HEAD" ? null : file.text, { status: 200, headers });
 }
 
 const DEMO_COOKIE = "kb_embed_demo";

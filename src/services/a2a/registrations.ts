@@ -2,7 +2,7 @@ import { and, asc, eq } from "drizzle-orm";
 import type { ServiceContext } from "../../contracts/context";
 import type { Permission } from "../../auth/permissions";
 import { may } from "../../auth/authorize";
-import { redactHeaderValues } from "../../auth/policy";
+import { redactHeaderValues } from "../../contracts/access";
 import { knowledgeBaseRowScope } from "../../auth/resources";
 import type { Database } from "../../db/client";
 import { a2aAgents, type A2aAgent, type KnowledgeBase } from "../../db/schema";
@@ -133,9 +133,9 @@ export async function a2aAgentOf(db: Database, kb: KnowledgeBase, id: string): P
 }
 
 /** A registration of a knowledge base, the knowledge base authorized for `permission` (404 when either is missing or out of reach). */
-export async function a2aAgentFor(c: ServiceContext, kbId: string, id: string, permission: Permission): Promise<A2aAgent> {
-  const kb = await knowledgeBaseFor(c, kbId, permission);
-  return a2aAgentOf(c.db, kb, id);
+export async function a2aAgentFor(ctx: ServiceContext, kbId: string, id: string, permission: Permission): Promise<A2aAgent> {
+  const kb = await knowledgeBaseFor(ctx, kbId, permission);
+  return a2aAgentOf(ctx.db, kb, id);
 }
 
 /** A knowledge base's registrations as the API shows them (headers and metadata decrypted). */
@@ -145,7 +145,7 @@ export async function publicA2aAgentsOf(env: Env, db: Database, kb: KnowledgeBas
 }
 
 /** Whether this caller reads a knowledge base's registration secrets: only if it may change them. */
-export const seesA2aSecrets = (c: ServiceContext, kb: KnowledgeBase) => may(c, "documents:write", knowledgeBaseRowScope({ ...kb, knowledgeBaseId: kb.id })!);
+export const seesA2aSecrets = (ctx: ServiceContext, kb: KnowledgeBase) => may(ctx, "documents:write", knowledgeBaseRowScope({ ...kb, knowledgeBaseId: kb.id })!);
 
 export interface A2aAgentInput {
   name?: string;

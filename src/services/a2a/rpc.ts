@@ -21,12 +21,12 @@ const JSON_MEDIA_TYPES = new Set(["application/json", "application/a2a+json"]);
  * JSON-RPC error, and an error mid-stream is a last JSON-RPC error event.
  */
 export async function answerA2aRpc(
-  c: ServiceContext,
+  ctx: ServiceContext,
   agent: Agent,
   request: { body: string; origin: string; version?: string; contentType?: string },
 ): Promise<Response | Record<string, unknown>> {
   const rawBody = request.body;
-  const caller = c.caller;
+  const caller = ctx.caller;
   const [{ JsonRpcTransportHandler, defaultServerCallContextBuilder }, { LegacyJsonRpcTransportHandler }, errors] = await Promise.all([
     import("@a2a-js/sdk/server"),
     import("@a2a-js/sdk/compat/v0_3/server"),
@@ -40,7 +40,7 @@ export async function answerA2aRpc(
   const legacy = typeof body.method === "string" && body.method.includes("/");
   const mapError: ErrorMapper = legacy ? LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError : JsonRpcTransportHandler.mapToJSONRPCError;
   const id = typeof body.id === "string" || typeof body.id === "number" ? body.id : null;
-  const handler = new AgentTaskHandler(c, agent, request.origin);
+  const handler = new AgentTaskHandler(ctx, agent, request.origin);
   const version = request.version;
   try {
     assertJsonContentType(request.contentType, errors.ContentTypeNotSupportedError);

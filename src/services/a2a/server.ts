@@ -6,7 +6,7 @@ import { ApiError, notFound } from "../../lib/errors";
 import { assertActive } from "../agents/agents";
 import { executeRunJson, executeRunStream } from "../agents/execute";
 import { cancelRun, chatAgentId, getRun, startRun, visibleRun } from "../agents/runs";
-import { runViewerOf } from "../../auth/policy";
+import { runViewerOf } from "../../contracts/access";
 import { actorOf, assertCanSpend } from "../billing/metering";
 import { assertNotTerminated, ownsChat } from "../chats/access";
 import { getChat } from "../chats/chats";
@@ -32,7 +32,7 @@ async function sdkErrors() {
 
 export class AgentTaskHandler implements A2ARequestHandler {
   constructor(
-    private readonly c: ServiceContext,
+    private readonly ctx: ServiceContext,
     private readonly agent: Agent,
     /** The origin the agent was addressed at (its card's URLs). */
     private readonly origin: string,
@@ -50,7 +50,7 @@ export class AgentTaskHandler implements A2ARequestHandler {
   /** Everything that must hold before a run starts (the checks of POST /agents/:id/messages). */
   private async prepare(params: SendMessageRequest, streaming: boolean) {
     const { RequestMalformedError, UnsupportedOperationError } = await sdkErrors();
-    const c = this.c;
+    const c = this.ctx;
     const db = c.db;
     const caller = c.caller;
     const msg = params.message;
@@ -107,15 +107,15 @@ export class AgentTaskHandler implements A2ARequestHandler {
 
   async sendMessage(params: SendMessageRequest, _context: ServerCallContext): Promise<Message | Task> {
     const { cmd, run } = await this.prepare(params, false);
-    const db = this.c.db;
+    const db = this.ctx.db;
     const question = cmd.content;
     if (params.configuration?.returnImmediately) {
       // Non-blocking: the run goes on after the response; GetTask follows it, CancelTask stops it.
-      this.c.waitUntil(executeRunJson(this.c.env, db, cmd).catch((e) => console.error("a2a: background run failed", e instanceof Error ? e.message : e)));
+      this.ctx.waitUntil(executeRunJson(this.ctx.env, db, cmd).catch((e) => console.error("a2a: background run failed", e instanceof Error ? e.message : e)));
       return taskOfRun(run, { question });
     }
     try {
-      const { outcome, run: done } = await executeRunJson(this.c.env, db, cmd);
+      const { outcome, run: done } = await executeRunJson(this.ctx.env, db, cmd);
       return taskOfRun(done, { question, sources: outcome.sources as unknown[] });
     } catch (e) {
       throw await this.mapError(e);
@@ -124,11 +124,11 @@ export class AgentTaskHandler implements A2ARequestHandler {
 
   async *sendMessageStream(params: SendMessageRequest, _context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
     const { cmd, run } = await this.prepare(params, true);
-    const db = this.c.db;
+    const db = this.ctx.db;
     const question = cmd.content;
     const base = { taskId: run.id, contextId: run.chatId ?? "", metadata: undefined };
     yield { payload: { $case: "task", value: taskOfRun(run, { question }) } };
-    const res = await executeRunStream(this.c.env, db, cmd, (p) => this.c.waitUntil(p));
+    const res = await executeRunStream(this.ctx.env, db, cmd, (p) => this.ctx.waitUntil(p));
     if (!res.body) return;
     const artifactId = `${run.id}:answer`;
     const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
@@ -184,9 +184,9 @@ export class AgentTaskHandler implements A2ARequestHandler {
     }
   }
 
-  /** A task this caller may see: exactly the runs GET /agents/:id/runs/:runId shows it (src/auth/policy.ts). */
+  /** A task this caller may see: exactly the runs GET /agents/:id/runs/:runId shows it (src/contracts/access.ts). */
   private async runOf(id: string): Promise<AgentRun> {
-    const run = await visibleRun(this.c.db, this.agent.id, id ?? "", runViewerOf(this.c.caller));
+    const run = await visibleRun(this.ctx.db, this.agent.id, id ?? "", runViewerOf(this.ctx.caller));
     if (!run) throw new (await sdkErrors()).TaskNotFoundError(`Task not found: ${id}`);
     return run;
   }
@@ -194,16 +194,16 @@ export class AgentTaskHandler implements A2ARequestHandler {
   /** The task with its history (the run's question and answer), cut to `historyLength`. */
   async getTask(params: GetTaskRequest, _context: ServerCallContext): Promise<Task> {
     const run = await this.runOf(params.id);
-    return { ...taskOfRun(run), history: await taskHistory(this.c.db, run, params.historyLength) };
+    return { ...taskOfRun(run), history: await taskHistory(this.ctx.db, run, params.historyLength) };
   }
 
   async cancelTask(params: CancelTaskRequest, _context: ServerCallContext): Promise<Task> {
-    const db = this.c.db;
+    const db = this.ctx.db;
     const run = await this.runOf(params.id);
     if (run.status === "cancelled") return taskOfRun(run);
     if (await cancelRun(db, run.id)) {
       // The turn saves its partial output into the (now cancelled) run.
-      if (run.chatId) await stopTurn(this.c.env, run.chatId).catch((e) => console.error("a2a: stop failed", e instanceof Error ? e.message : e));
+      if (run.chatId) await stopTurn(this.ctx.env, run.chatId).catch((e) => console.error("a2a: stop failed", e instanceof Error ? e.message : e));
       return taskOfRun((await getRun(db, run.id))!);
     }
     throw new (await sdkErrors()).TaskNotCancelableError(`Task ${run.id} is ${run.status} and cannot be cancelled.`);

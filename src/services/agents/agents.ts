@@ -33,9 +33,9 @@ export async function getAgent(db: Database, id: string): Promise<Agent | undefi
 registerResource("agent", async (db, id) => agentScope(await getAgent(db, id)));
 
 /** An agent by id, authorized for `permission` (404 when missing or out of reach). */
-export async function agentFor(c: ServiceContext, id: string, permission: Permission): Promise<Agent> {
-  const agent = await getAgent(c.db, id);
-  return (await loadAuthorized(c, permission, agent, (a) => agentScope(a)!, { what: "Agent" })).row;
+export async function agentFor(ctx: ServiceContext, id: string, permission: Permission): Promise<Agent> {
+  const agent = await getAgent(ctx.db, id);
+  return (await loadAuthorized(ctx, permission, agent, (a) => agentScope(a)!, { what: "Agent" })).row;
 }
 
 export function publicSchedule(a: Agent) {
@@ -145,11 +145,11 @@ function scheduleColumns(s: AgentScheduleConfig | null, caller: Caller, now: Dat
   };
 }
 
-export async function createAgent(c: ServiceContext, input: AgentConfigInput & { tenant_id: string; knowledge_base_id: string }): Promise<Agent> {
-  const db = c.db;
-  const caller = c.caller;
+export async function createAgent(ctx: ServiceContext, input: AgentConfigInput & { tenant_id: string; knowledge_base_id: string }): Promise<Agent> {
+  const db = ctx.db;
+  const caller = ctx.caller;
   const tenant = await getTenant(db, input.tenant_id);
-  await authorize(c, "agents:write", tenantScope(tenant), { what: "Tenant", addressedBy: "param" });
+  await authorize(ctx, "agents:write", tenantScope(tenant), { what: "Tenant", addressedBy: "param" });
 
   // The knowledge base must be one this caller reaches, in this tenant.
   const kb = await getKnowledgeBase(db, input.knowledge_base_id);
@@ -168,7 +168,7 @@ export async function createAgent(c: ServiceContext, input: AgentConfigInput & {
     });
   }
   const cfg = normalize(input);
-  await validateConfig(c, { id: null, organizationId: kb.organizationId, environmentId: kb.environmentId, tenantId: kb.tenantId, knowledgeBaseId: kb.id }, cfg);
+  await validateConfig(ctx, { id: null, organizationId: kb.organizationId, environmentId: kb.environmentId, tenantId: kb.tenantId, knowledgeBaseId: kb.id }, cfg);
 
   const now = new Date();
   const at = now.toISOString();
@@ -199,12 +199,12 @@ export function assertActive(agent: Agent) {
 }
 
 /** Publishes version N+1: the current configuration with the sent fields changed (an empty body republishes). */
-export async function deployAgent(c: ServiceContext, agent: Agent, input: Partial<AgentConfigInput>): Promise<Agent> {
+export async function deployAgent(ctx: ServiceContext, agent: Agent, input: Partial<AgentConfigInput>): Promise<Agent> {
   assertActive(agent);
-  const db = c.db;
-  const caller = c.caller;
+  const db = ctx.db;
+  const caller = ctx.caller;
   const cfg = normalize(input as AgentConfigInput, agent.config);
-  await validateConfig(c, agent, cfg);
+  await validateConfig(ctx, agent, cfg);
   const now = new Date();
   const at = now.toISOString();
   const version = agent.agentVersion + 1;
@@ -226,15 +226,15 @@ export async function deployAgent(c: ServiceContext, agent: Agent, input: Partia
   return (await getAgent(db, agent.id))!;
 }
 
-export async function setScheduleEnabled(c: ServiceContext, agent: Agent, enabled: boolean): Promise<Agent> {
+export async function setScheduleEnabled(ctx: ServiceContext, agent: Agent, enabled: boolean): Promise<Agent> {
   assertActive(agent);
   if (!agent.scheduleCron) {
     throw badRequest("This agent has no schedule; deploy one with `schedule` first", [{ path: "body.enabled", message: "The agent has no schedule" }]);
   }
   const now = new Date();
-  const caller = c.caller;
+  const caller = ctx.caller;
   const next = enabled ? nextOccurrence(agent.scheduleCron, agent.scheduleTimezone ?? "UTC", now) : null;
-  await c
+  await ctx
     .db
     .update(agents)
     .set({
@@ -245,7 +245,7 @@ export async function setScheduleEnabled(c: ServiceContext, agent: Agent, enable
       updatedAt: now.toISOString(),
     })
     .where(eq(agents.id, agent.id));
-  return (await getAgent(c.db, agent.id))!;
+  return (await getAgent(ctx.db, agent.id))!;
 }
 
 /** Archives: schedule off, runs kept. Idempotent. */

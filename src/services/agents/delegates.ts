@@ -5,11 +5,11 @@ import { executeRunJson } from "./execute";
 import { cancelRun, startRun } from "./runs";
 import { stopTurn } from "../chats/session";
 import type { DelegateResolver, DelegationOrigin } from "../delegation/types";
-import { delegationAllowed } from "../../auth/policy";
+import { delegationAllowed } from "../../contracts/access";
 
 /**
  * Our own agents as delegates (`agt_…`): an active agent that is not the caller itself, inside the
- * caller's reach by the one rule of src/auth/policy.ts (the same tenant; the same knowledge base or one
+ * caller's reach by the one rule of src/contracts/access.ts (the same tenant; the same knowledge base or one
  * open to inbound delegation). Checked when configured and again at call time.
  */
 async function usable(origin: DelegationOrigin, id: string): Promise<Agent | null> {

@@ -12,28 +12,28 @@ import { pageBody } from "../../lib/page-body";
  * every answer is the agent as stored afterwards.
  */
 
-async function stored(c: ServiceContext, id: string) {
-  return publicAgent((await getAgent(c.db, id))!);
+async function stored(ctx: ServiceContext, id: string) {
+  return publicAgent((await getAgent(ctx.db, id))!);
 }
 
-export async function createAgentFor(c: ServiceContext, input: AgentConfigInput & { tenant_id: string; knowledge_base_id: string }) {
-  const agent = await createAgent(c, input);
-  if (agent.scheduleEnabled) await armSchedule(c.env, agent.id);
-  return stored(c, agent.id);
+export async function createAgentFor(ctx: ServiceContext, input: AgentConfigInput & { tenant_id: string; knowledge_base_id: string }) {
+  const agent = await createAgent(ctx, input);
+  if (agent.scheduleEnabled) await armSchedule(ctx.env, agent.id);
+  return stored(ctx, agent.id);
 }
 
 /** The tenant's agents; a key restricted to one knowledge base sees only that knowledge base's agents. */
-export async function listAgentsFor(c: ServiceContext, q: { tenant_id: string; limit: number; offset: number; status?: "active" | "archived" }) {
-  const caller = c.caller;
-  const tenant = await tenantFor(c, q.tenant_id, "agents:read", { addressedBy: "param" });
+export async function listAgentsFor(ctx: ServiceContext, q: { tenant_id: string; limit: number; offset: number; status?: "active" | "archived" }) {
+  const caller = ctx.caller;
+  const tenant = await tenantFor(ctx, q.tenant_id, "agents:read", { addressedBy: "param" });
   const onlyKbId = caller.type === "api_key" ? caller.key.knowledgeBaseId : null;
-  const { rows, total } = await listAgents(c.db, tenant.id, { onlyKbId, limit: q.limit, offset: q.offset, status: q.status });
+  const { rows, total } = await listAgents(ctx.db, tenant.id, { onlyKbId, limit: q.limit, offset: q.offset, status: q.status });
   return pageBody("agents", { rows, total }, q, publicAgent);
 }
 
 /** A new version from the fields sent; the tenant and knowledge base are fixed at creation (400). */
 export async function deployAgentFor(
-  c: ServiceContext,
+  ctx: ServiceContext,
   agent: Agent,
   body: Partial<AgentConfigInput> & { tenant_id?: unknown; knowledge_base_id?: unknown },
 ) {
@@ -41,19 +41,19 @@ export async function deployAgentFor(
     if (body[f] !== undefined) throw badRequest(`${f} is fixed at creation and cannot be deployed`, [{ path: `body.${f}`, message: "Not accepted by deploy" }]);
   }
   const { tenant_id: _t, knowledge_base_id: _k, ...config } = body;
-  const updated = await deployAgent(c, agent, config);
-  if (config.schedule !== undefined) await armSchedule(c.env, agent.id);
-  return stored(c, updated.id);
+  const updated = await deployAgent(ctx, agent, config);
+  if (config.schedule !== undefined) await armSchedule(ctx.env, agent.id);
+  return stored(ctx, updated.id);
 }
 
-export async function switchSchedule(c: ServiceContext, agent: Agent, enabled: boolean) {
-  await setScheduleEnabled(c, agent, enabled);
-  await armSchedule(c.env, agent.id);
-  return stored(c, agent.id);
+export async function switchSchedule(ctx: ServiceContext, agent: Agent, enabled: boolean) {
+  await setScheduleEnabled(ctx, agent, enabled);
+  await armSchedule(ctx.env, agent.id);
+  return stored(ctx, agent.id);
 }
 
 /** Archives the agent; a scheduled one is disarmed (its runs and chats stay readable). */
-export async function archiveAgentFor(c: ServiceContext, agent: Agent): Promise<void> {
-  await archiveAgent(c.db, agent.id);
-  if (agent.scheduleCron) await armSchedule(c.env, agent.id);
+export async function archiveAgentFor(ctx: ServiceContext, agent: Agent): Promise<void> {
+  await archiveAgent(ctx.db, agent.id);
+  if (agent.scheduleCron) await armSchedule(ctx.env, agent.id);
 }

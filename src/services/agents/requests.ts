@@ -11,7 +11,7 @@ import { assertActive } from "./agents";
 import { executeRunJson, executeRunStream } from "./execute";
 import { cancelRun, chatAgentId, getRun, listRuns, publicRun, visibleRun, startRun, type RunViewer, type StartRun } from "./runs";
 import { pageBody } from "../../lib/page-body";
-import { runViewerOf } from "../../auth/policy";
+import { runViewerOf } from "../../contracts/access";
 
 /** What the runs API does for its caller: start a run (JSON or stream), list, read and stop runs. */
 
@@ -24,13 +24,13 @@ export interface RunRequest {
   history?: StartRun["history"];
 }
 
-/** Whose runs a caller sees (src/auth/policy.ts). */
-export const viewerOf = (c: ServiceContext): RunViewer => runViewerOf(c.caller);
+/** Whose runs a caller sees (src/contracts/access.ts). */
+export const viewerOf = (ctx: ServiceContext): RunViewer => runViewerOf(ctx.caller);
 
 /** Authorizes and prepares a run (JSON and stream alike): every refusal comes before any work. */
-async function prepareRun(c: ServiceContext, agent: Agent, body: RunRequest, streaming: boolean) {
-  const caller = c.caller;
-  const db = c.db;
+async function prepareRun(ctx: ServiceContext, agent: Agent, body: RunRequest, streaming: boolean) {
+  const caller = ctx.caller;
+  const db = ctx.db;
   assertSubjectParam(caller, body.external_subject_id);
   assertActive(agent);
   let chat = null;
@@ -45,7 +45,7 @@ async function prepareRun(c: ServiceContext, agent: Agent, body: RunRequest, str
   const kb = await getKnowledgeBase(db, agent.knowledgeBaseId);
   if (!kb) throw notFound("Knowledge base");
   assertKnowledgeBaseActive(kb);
-  resolveModel(c, agent.config.model, "model");
+  resolveModel(ctx, agent.config.model, "model");
   await assertCanSpend(db, agent.tenantId);
   return startRun(db, {
     agent,
@@ -66,34 +66,34 @@ async function prepareRun(c: ServiceContext, agent: Agent, body: RunRequest, str
 }
 
 /** Runs the agent to its complete answer. */
-export async function runAgentToAnswer(c: ServiceContext, agent: Agent, body: RunRequest) {
-  const { cmd, chat } = await prepareRun(c, agent, body, false);
-  const { outcome, run } = await executeRunJson(c.env, c.db, cmd);
+export async function runAgentToAnswer(ctx: ServiceContext, agent: Agent, body: RunRequest) {
+  const { cmd, chat } = await prepareRun(ctx, agent, body, false);
+  const { outcome, run } = await executeRunJson(ctx.env, ctx.db, cmd);
   return { run: publicRun(run), chat_id: chat.id, assistant_message: outcome.assistant_message, usage: outcome.usage };
 }
 
 /** Runs the agent as a live SSE stream (the response carries X-Run-Id). */
-export async function streamAgentRun(c: ServiceContext, agent: Agent, body: RunRequest): Promise<Response> {
-  const { cmd } = await prepareRun(c, agent, body, true);
-  return executeRunStream(c.env, c.db, cmd, (p) => c.waitUntil(p));
+export async function streamAgentRun(ctx: ServiceContext, agent: Agent, body: RunRequest): Promise<Response> {
+  const { cmd } = await prepareRun(ctx, agent, body, true);
+  return executeRunStream(ctx.env, ctx.db, cmd, (p) => ctx.waitUntil(p));
 }
 
-export async function listRunsOf(c: ServiceContext, agent: Agent, q: { limit: number; offset: number; status?: AgentRun["status"] }) {
-  return pageBody("runs", await listRuns(c.db, agent.id, { ...q, viewer: viewerOf(c) }), q, publicRun);
+export async function listRunsOf(ctx: ServiceContext, agent: Agent, q: { limit: number; offset: number; status?: AgentRun["status"] }) {
+  return pageBody("runs", await listRuns(ctx.db, agent.id, { ...q, viewer: viewerOf(ctx) }), q, publicRun);
 }
 
 /** A run of this agent that the caller may see (404 otherwise). */
-export async function visibleRunOf(c: ServiceContext, agent: Agent, runId: string): Promise<AgentRun> {
-  const run = await visibleRun(c.db, agent.id, runId, viewerOf(c));
+export async function visibleRunOf(ctx: ServiceContext, agent: Agent, runId: string): Promise<AgentRun> {
+  const run = await visibleRun(ctx.db, agent.id, runId, viewerOf(ctx));
   if (!run) throw notFound("Run");
   return run;
 }
 
 /** Stops a run in flight: it becomes cancelled and its turn saves the partial output into it. */
-export async function stopRunOf(c: ServiceContext, agent: Agent, runId: string) {
-  const db = c.db;
-  const run = await visibleRunOf(c, agent, runId);
+export async function stopRunOf(ctx: ServiceContext, agent: Agent, runId: string) {
+  const db = ctx.db;
+  const run = await visibleRunOf(ctx, agent, runId);
   const stopped = await cancelRun(db, run.id);
-  if (stopped && run.chatId) await stopTurn(c.env, run.chatId);
+  if (stopped && run.chatId) await stopTurn(ctx.env, run.chatId);
   return { stopped, run: publicRun((await getRun(db, run.id))!) };
 }

@@ -10,7 +10,7 @@ import { emptyToolSettings } from "../../contracts/tools";
 import { pageOf } from "../../db/page";
 import { leaseUntil } from "../recovery/leases";
 import { buildSnapshot } from "./snapshot";
-import { runOwnerSeenBy, type RunViewer } from "../../auth/policy";
+import { runOwnerSeenBy, type RunViewer } from "../../contracts/access";
 
 export type { RunViewer };
 
@@ -48,7 +48,7 @@ export async function getRun(db: Database, id: string): Promise<AgentRun | undef
   return db.select().from(agentRuns).where(eq(agentRuns.id, id)).get();
 }
 
-/** Whose runs a caller sees: the one rule of src/auth/policy.ts (REST run routes and A2A task methods alike). */
+/** Whose runs a caller sees: the one rule of src/contracts/access.ts (REST run routes and A2A task methods alike). */
 function visibleTo(viewer: RunViewer): SQL {
   return sql`(${agentRuns.owner} IS NULL OR ${agentRuns.owner} = ${runOwnerSeenBy(viewer)})`;
 }

@@ -1,6 +1,6 @@
 import { and, eq, isNull, lte, or, sql } from "drizzle-orm";
 import { keyHasScope, keyReach } from "../../auth/authorize";
-import { keyStillBacked } from "../../auth/policy";
+import { keyStillBacked } from "../../contracts/access";
 import type { KeyCaller } from "../../contracts/caller";
 import { PERMISSIONS } from "../../auth/permissions";
 import type { Scope } from "../../contracts/scopes";
@@ -68,7 +68,7 @@ export async function boundIdentity(db: Database, agent: Agent): Promise<BoundId
   if (agent.scheduleApiKeyId) {
     const key = await db.select().from(apiKeys).where(eq(apiKeys.id, agent.scheduleApiKeyId)).get();
     if (!key || key.revokedAt || (key.expiresAt && key.expiresAt <= nowIso())) return null;
-    // The same rule as a request with the key (src/auth/policy.ts): it stops with its member.
+    // The same rule as a request with the key (src/contracts/access.ts): it stops with its member.
     const creator = key.createdBy
       ? await db.select({ role: organizationMembers.role }).from(organizationMembers)
           .where(and(eq(organizationMembers.organizationId, key.organizationId), eq(organizationMembers.userId, key.createdBy))).get()
@@ -227,4 +227,9 @@ export async function sweepSchedules(env: Env, db: Database, at: Date, waitUntil
     await armSchedule(env, agent.id);
   }
   return { rearmed: due.length, ran, missed };
+}
+
+/** The time of an agent's next scheduled run as its scheduler armed it (null: disarmed). */
+export async function setNextRunAt(db: Database, agentId: string, at: string | null): Promise<void> {
+  await db.update(agents).set({ nextRunAt: at }).where(eq(agents.id, agentId));
 }

@@ -61,7 +61,7 @@ function assertA2aIds(ids: string[]): void {
 }
 
 /** Connected apps and delegates: the providers that own them check them, as for a chat turn. */
-async function assertByProviders(c: ServiceContext, owner: AgentOwner, cfg: AgentConfig): Promise<void> {
+async function assertByProviders(ctx: ServiceContext, owner: AgentOwner, cfg: AgentConfig): Promise<void> {
   const settings: ToolSettings = {
     ...emptyToolSettings(),
     websearch: cfg.websearch_enable,
@@ -69,10 +69,10 @@ async function assertByProviders(c: ServiceContext, owner: AgentOwner, cfg: Agen
     connectorSlugs: cfg.connector_slugs,
     delegateIds: [...cfg.delegate_agent_ids, ...cfg.a2a_agent_ids],
   };
-  const caller = c.caller;
+  const caller = ctx.caller;
   const scope = {
-    db: c.db,
-    env: c.env,
+    db: ctx.db,
+    env: ctx.env,
     chat: {
       id: `agent:${owner.id ?? "new"}`,
       organizationId: owner.organizationId,
@@ -85,13 +85,13 @@ async function assertByProviders(c: ServiceContext, owner: AgentOwner, cfg: Agen
     depth: 0,
     agentId: owner.id,
   };
-  for (const p of c.capabilities.tools) if (p.validate) await p.validate(scope, settings);
+  for (const p of ctx.capabilities.tools) if (p.validate) await p.validate(scope, settings);
 }
 
-export async function validateConfig(c: ServiceContext, owner: AgentOwner, cfg: AgentConfig): Promise<void> {
-  resolveModel(c, cfg.model, "body.model");
-  await assertSkills(c.db, owner.tenantId, cfg.skills);
-  await assertMcpServers(c.db, owner.organizationId, cfg.mcp_server_ids);
+export async function validateConfig(ctx: ServiceContext, owner: AgentOwner, cfg: AgentConfig): Promise<void> {
+  resolveModel(ctx, cfg.model, "body.model");
+  await assertSkills(ctx.db, owner.tenantId, cfg.skills);
+  await assertMcpServers(ctx.db, owner.organizationId, cfg.mcp_server_ids);
   assertA2aIds(cfg.a2a_agent_ids);
-  await assertByProviders(c, owner, cfg);
+  await assertByProviders(ctx, owner, cfg);
 }

@@ -46,7 +46,7 @@ export function publicArtifact(a: Artifact, publicBaseUrl: string) {
 }
 
 /** The API view of an artifact, with its published URL under PUBLIC_BASE_URL. */
-export const artifactJson = (c: ServiceContext, a: Artifact) => publicArtifact(a, config(c.env).publicBaseUrl);
+export const artifactJson = (ctx: ServiceContext, a: Artifact) => publicArtifact(a, config(ctx.env).publicBaseUrl);
 
 export const publishedUrl = (a: Pick<Artifact, "slug">, publicBaseUrl: string) => `${publicBaseUrl}/p/${a.slug}`;
 
@@ -82,14 +82,14 @@ export async function findArtifact(db: Database, idOrSlug: string): Promise<Arti
 }
 
 /** An artifact by id or slug, authorized for `permission` by its knowledge base (404 when missing or out of reach). */
-export async function artifactFor(c: ServiceContext, idOrSlug: string, permission: Permission): Promise<Artifact> {
-  const artifact = await findArtifact(c.db, idOrSlug);
-  return (await loadAuthorized(c, permission, artifact, (a) => artifactScope(a)!, { what: "Artifact" })).row;
+export async function artifactFor(ctx: ServiceContext, idOrSlug: string, permission: Permission): Promise<Artifact> {
+  const artifact = await findArtifact(ctx.db, idOrSlug);
+  return (await loadAuthorized(ctx, permission, artifact, (a) => artifactScope(a)!, { what: "Artifact" })).row;
 }
 
 /** `artifactFor`, for routes that serve active artifacts only (an archived one is 404). */
-export async function activeArtifactFor(c: ServiceContext, idOrSlug: string, permission: Permission): Promise<Artifact> {
-  const artifact = await artifactFor(c, idOrSlug, permission);
+export async function activeArtifactFor(ctx: ServiceContext, idOrSlug: string, permission: Permission): Promise<Artifact> {
+  const artifact = await artifactFor(ctx, idOrSlug, permission);
   if (artifact.status !== "active") throw notFound("Artifact");
   return artifact;
 }

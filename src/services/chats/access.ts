@@ -48,27 +48,27 @@ export function ownsChat(caller: Caller, chat: Chat, externalSubjectId: string |
 
 /** A chat by id, authorized for `permission` and owned by the caller (or its end user), else 404. */
 export async function authorizeChat(
-  c: ServiceContext,
+  ctx: ServiceContext,
   chatId: string,
   externalSubjectId: string | undefined | null,
   permission: Permission = "query:rag",
 ): Promise<{ chat: Chat; access: Access }> {
-  const caller = c.caller;
+  const caller = ctx.caller;
   assertSubjectParam(caller, externalSubjectId);
-  const found = await getChat(c.db, chatId.toLowerCase());
-  const { row: chat, access } = await loadAuthorized(c, permission, found, (ch) => chatScope(ch)!, { what: "Chat" });
+  const found = await getChat(ctx.db, chatId.toLowerCase());
+  const { row: chat, access } = await loadAuthorized(ctx, permission, found, (ch) => chatScope(ch)!, { what: "Chat" });
   if (!ownsChat(caller, chat, externalSubjectId)) throw notFound("Chat");
   return { chat, access };
 }
 
 /** `authorizeChat` when only the chat is needed. */
 export async function chatFor(
-  c: ServiceContext,
+  ctx: ServiceContext,
   chatId: string,
   externalSubjectId: string | undefined | null,
   permission: Permission = "query:rag",
 ): Promise<Chat> {
-  return (await authorizeChat(c, chatId, externalSubjectId, permission)).chat;
+  return (await authorizeChat(ctx, chatId, externalSubjectId, permission)).chat;
 }
 
 export function assertNotTerminated(chat: Chat) {

@@ -50,16 +50,16 @@ export interface SendMessageInput extends TurnFields {
 export const titleFrom = (message: string) => truncateTitle(message.replace(/\s+/g, " ").trim().slice(0, 80));
 
 /** Messages to seed a fork of a shared chat with; the source must be readable by this caller (404 otherwise). */
-async function forkSeed(c: ServiceContext, sourceId: string | undefined) {
+async function forkSeed(ctx: ServiceContext, sourceId: string | undefined) {
   if (!sourceId) return [];
-  const source = await getChat(c.db, sourceId.toLowerCase());
-  if (!source || !(await canReadShared(c, source, c.caller))) throw notFound("Shared chat");
-  return (await shareSafeMessages(c.db, source.id, FORK_SEED_LIMIT)).rows;
+  const source = await getChat(ctx.db, sourceId.toLowerCase());
+  if (!source || !(await canReadShared(ctx, source, ctx.caller))) throw notFound("Shared chat");
+  return (await shareSafeMessages(ctx.db, source.id, FORK_SEED_LIMIT)).rows;
 }
 
 /** Where the new chat will live and whose it is (what the extras are checked against before it exists). */
-function placementOf(c: ServiceContext, body: CreateChatInput, kb: KnowledgeBase): ChatPlacement {
-  const caller = c.caller;
+function placementOf(ctx: ServiceContext, body: CreateChatInput, kb: KnowledgeBase): ChatPlacement {
+  const caller = ctx.caller;
   return {
     id: body.id.toLowerCase(),
     organizationId: kb.organizationId,
@@ -84,29 +84,29 @@ function placementOf(c: ServiceContext, body: CreateChatInput, kb: KnowledgeBase
  * POST /chats: the chat, and its first turn when it has a message. `replayed` when the same create had already
  * been made (the route answers it with `Idempotent-Replayed: true`).
  */
-export async function createChatWithFirstTurn(c: ServiceContext, body: CreateChatInput) {
+export async function createChatWithFirstTurn(ctx: ServiceContext, body: CreateChatInput) {
   const replay = { replayed: false };
-  const out = await createOrReplay(c, body, replay);
+  const out = await createOrReplay(ctx, body, replay);
   return { body: out, replayed: replay.replayed };
 }
 
-async function createOrReplay(c: ServiceContext, body: CreateChatInput, replay: { replayed: boolean }) {
-  const caller = c.caller;
+async function createOrReplay(ctx: ServiceContext, body: CreateChatInput, replay: { replayed: boolean }) {
+  const caller = ctx.caller;
   assertSubjectParam(caller, body.external_subject_id);
-  const db = c.db;
-  const kb = await knowledgeBaseFor(c, body.knowledge_base_id, "query:rag", { addressedBy: "param", tenantId: body.tenant_id });
-  const placement = placementOf(c, body, kb);
+  const db = ctx.db;
+  const kb = await knowledgeBaseFor(ctx, body.knowledge_base_id, "query:rag", { addressedBy: "param", tenantId: body.tenant_id });
+  const placement = placementOf(ctx, body, kb);
   const digest = body.message ? await firstMessageDigest(body.message) : null;
   if (digest) {
     const existing = await getChat(db, placement.id);
-    if (existing) return replayCreate(c, body, kb, existing, placement, digest, replay);
+    if (existing) return replayCreate(ctx, body, kb, existing, placement, digest, replay);
   }
   assertKnowledgeBaseActive(kb);
-  const model = resolveModel(c, body.model);
+  const model = resolveModel(ctx, body.model);
   // Skills, artifacts, connectors and delegates are checked before the chat exists, so a refused
   // first turn leaves nothing behind (and an empty chat cannot name an unknown app either).
-  await resolveTurnExtras(c, caller, placement, { mode: body.agent_mode, websearch: body.websearch_enable, extras: body });
-  const seed = await forkSeed(c, body.shared_source_chat_id);
+  await resolveTurnExtras(ctx, caller, placement, { mode: body.agent_mode, websearch: body.websearch_enable, extras: body });
+  const seed = await forkSeed(ctx, body.shared_source_chat_id);
   // A first message is model work: refuse before creating anything (the turn reuses this check).
   const spend = body.message ? assertCanSpend(db, kb.tenantId) : undefined;
   await spend;
@@ -121,7 +121,7 @@ async function createOrReplay(c: ServiceContext, body: CreateChatInput, replay: 
       model: model.id,
       title: body.title ?? (body.message ? titleFrom(body.message) : null),
       ownerUserId: placement.ownerUserId,
-      apiKeyId: apiKeyOf(c),
+      apiKeyId: apiKeyOf(ctx),
       externalSubjectId: placement.externalSubjectId,
       agentMode: body.agent_mode,
       sharedSourceChatId: body.shared_source_chat_id?.toLowerCase() ?? null,
@@ -136,31 +136,31 @@ async function createOrReplay(c: ServiceContext, body: CreateChatInput, replay: 
   } catch (e) {
     // A concurrent create with the same id won the insert: the same create is answered like a retry.
     const raced = digest && e instanceof ApiError && e.code === "conflict" ? await getChat(db, placement.id) : undefined;
-    if (raced) return replayCreate(c, body, kb, raced, placement, digest!, replay);
+    if (raced) return replayCreate(ctx, body, kb, raced, placement, digest!, replay);
     throw e;
   }
   for (const m of seed) {
     await appendMessage(db, chat.id, { role: m.role, content: m.content, status: m.status, metadata: shareSafeMetadata(m.metadata) ?? {} });
   }
-  const images = body.images.length ? await storeChatImages(c, chat, body.images) : undefined;
+  const images = body.images.length ? await storeChatImages(ctx, chat, body.images) : undefined;
   if (!body.message) return { chat: publicChat((await getChat(db, chat.id))!) };
-  return firstTurn(c, body, kb, chat, { model, images, spend, userMessageId: firstMessage!.id });
+  return firstTurn(ctx, body, kb, chat, { model, images, spend, userMessageId: firstMessage!.id });
 }
 
-const apiKeyOf = (c: ServiceContext) => {
-  const caller = c.caller;
+const apiKeyOf = (ctx: ServiceContext) => {
+  const caller = ctx.caller;
   return caller.type === "api_key" ? caller.key.id : null;
 };
 
 /** The chat's first turn, answered in the create's response. */
 async function firstTurn(
-  c: ServiceContext,
+  ctx: ServiceContext,
   body: CreateChatInput,
   kb: KnowledgeBase,
   chat: Chat,
   opts: { model: ModelInfo; images?: TurnCommand["images"]; spend?: Promise<void>; userMessageId: string },
 ) {
-  const cmd = await prepareTurn(c, c.caller, chat, kb, {
+  const cmd = await prepareTurn(ctx, ctx.caller, chat, kb, {
     content: body.message!,
     model: opts.model,
     mode: body.agent_mode,
@@ -170,8 +170,8 @@ async function firstTurn(
     images: opts.images,
     spend: opts.spend,
   });
-  const outcome = answeredOrThrow(await runTurnJson(c.env, { ...cmd, userMessageId: opts.userMessageId }));
-  const fresh = (await getChat(c.db, chat.id))!;
+  const outcome = answeredOrThrow(await runTurnJson(ctx.env, { ...cmd, userMessageId: opts.userMessageId }));
+  const fresh = (await getChat(ctx.db, chat.id))!;
   return { chat: publicChat(fresh), user_message: outcome.user_message, assistant_message: outcome.assistant_message, usage: outcome.usage };
 }
 
@@ -180,7 +180,7 @@ async function firstTurn(
  * still running, settling one whose worker is gone, running one that never started); anything else is 409.
  */
 async function replayCreate(
-  c: ServiceContext,
+  ctx: ServiceContext,
   body: CreateChatInput,
   kb: KnowledgeBase,
   chat: Chat,
@@ -188,27 +188,27 @@ async function replayCreate(
   digest: string,
   replay: { replayed: boolean },
 ) {
-  if (!isSameCreate(chat, placement, apiKeyOf(c), digest)) throw chatIdTaken(chat.id);
+  if (!isSameCreate(chat, placement, apiKeyOf(ctx), digest)) throw chatIdTaken(chat.id);
   replay.replayed = true;
-  const settled = await awaitFirstAnswer(c, chat);
+  const settled = await awaitFirstAnswer(ctx, chat);
   if (!settled) {
     // The create was cut before its first turn started: run it now, as the first request would have.
     assertKnowledgeBaseActive(kb);
-    const images = body.images.length ? await storeChatImages(c, chat, body.images) : undefined;
-    return firstTurn(c, body, kb, chat, { model: resolveModel(c, body.model), images, userMessageId: firstMessageOf(chat)!.id });
+    const images = body.images.length ? await storeChatImages(ctx, chat, body.images) : undefined;
+    return firstTurn(ctx, body, kb, chat, { model: resolveModel(ctx, body.model), images, userMessageId: firstMessageOf(chat)!.id });
   }
-  const fresh = (await getChat(c.db, chat.id))!;
+  const fresh = (await getChat(ctx.db, chat.id))!;
   const usage = settled.answer.metadata.usage ?? { input_tokens: 0, output_tokens: 0, total_tokens: 0, credits: 0 };
   return { chat: publicChat(fresh), user_message: publicMessage(settled.user), assistant_message: publicMessage(settled.answer), usage };
 }
 
 /** Authorizes and validates a message for an existing chat (JSON send and stream alike): the turn command. */
-export async function sendCommand(c: ServiceContext, chatId: string, body: SendMessageInput): Promise<TurnCommand> {
+export async function sendCommand(ctx: ServiceContext, chatId: string, body: SendMessageInput): Promise<TurnCommand> {
   // The chat, its knowledge base, the credits and the transcript's end in one round trip (turn-reads.ts).
-  const { chat, kb, spend, transcript, tabular } = await readTurnState(c, chatId, body.external_subject_id);
-  const cmd = await prepareTurn(c, c.caller, chat, kb, {
+  const { chat, kb, spend, transcript, tabular } = await readTurnState(ctx, chatId, body.external_subject_id);
+  const cmd = await prepareTurn(ctx, ctx.caller, chat, kb, {
     content: body.content,
-    model: resolveModel(c, body.model),
+    model: resolveModel(ctx, body.model),
     mode: body.agent_mode,
     websearch: body.websearch_enable,
     operation: "chat",
@@ -216,20 +216,20 @@ export async function sendCommand(c: ServiceContext, chatId: string, body: SendM
     spend,
   });
   // The turn's session starts where this request's is: it sees the caller's writes (nothing is written after).
-  return { ...cmd, chat, transcript, tabular, bookmark: requestBookmark(c.db) };
+  return { ...cmd, chat, transcript, tabular, bookmark: requestBookmark(ctx.db) };
 }
 
 /** The turn command of a message for a chat the caller was authorized for (authorizeChat). */
-export async function commandForChat(c: ServiceContext, chat: Chat, body: SendMessageInput) {
+export async function commandForChat(ctx: ServiceContext, chat: Chat, body: SendMessageInput) {
   // Started now, so it overlaps the knowledge base query; prepareTurn reports it in its order
   // (observed here too, for when the knowledge base is not found first).
-  const spend = assertCanSpend(c.db, chat.tenantId);
+  const spend = assertCanSpend(ctx.db, chat.tenantId);
   spend.catch(() => {});
-  const kb = await getKnowledgeBase(c.db, chat.knowledgeBaseId);
+  const kb = await getKnowledgeBase(ctx.db, chat.knowledgeBaseId);
   if (!kb) throw notFound("Knowledge base");
-  return prepareTurn(c, c.caller, chat, kb, {
+  return prepareTurn(ctx, ctx.caller, chat, kb, {
     content: body.content,
-    model: resolveModel(c, body.model),
+    model: resolveModel(ctx, body.model),
     mode: body.agent_mode,
     websearch: body.websearch_enable,
     operation: "chat",

@@ -49,7 +49,7 @@ export interface StoredImage {
   mediaType: string;
 }
 
-export async function storeChatImages(c: ServiceContext, chat: Chat, dataUrls: string[]): Promise<StoredImage[]> {
+export async function storeChatImages(ctx: ServiceContext, chat: Chat, dataUrls: string[]): Promise<StoredImage[]> {
   const decoded = dataUrls.map((d, i) => {
     const m = /^data:image\/(png|jpeg|jpg|webp|gif);base64,([\s\S]+)$/.exec(d);
     const path = `body.images.${i}`;
@@ -67,15 +67,15 @@ export async function storeChatImages(c: ServiceContext, chat: Chat, dataUrls: s
     }
     return { bytes, type };
   });
-  const db = c.db;
+  const db = ctx.db;
   // Images count toward the tenant's storage and its quota, whatever the credential (embed tokens too).
   await assertQuotas(db, chat.tenantId, decoded.reduce((n, d) => n + d.bytes.byteLength, 0), { documents: false });
-  const base = config(c.env).publicBaseUrl;
+  const base = config(ctx.env).publicBaseUrl;
   const out: StoredImage[] = [];
   for (const { bytes, type } of decoded) {
     const name = `${randomToken(16)}.${type.ext}`;
     const key = `${chatPrefix(chat)}${name}`;
-    await c.env.BUCKET.put(key, bytes, { httpMetadata: { contentType: type.mediaType } });
+    await ctx.env.BUCKET.put(key, bytes, { httpMetadata: { contentType: type.mediaType } });
     // Recorded so that deleting the chat (or anything above it) cleans the file up and gives its bytes
     // back; the quota is checked again in the same statement, so concurrent chats cannot overshoot it.
     const res = await db.run(sql`
@@ -84,7 +84,7 @@ export async function storeChatImages(c: ServiceContext, chat: Chat, dataUrls: s
       FROM tenants t WHERE t.id = ${chat.tenantId}
         AND t.storage_used_bytes + ${bytes.byteLength} <= CAST(t.max_storage_gb * ${BYTES_PER_GB} AS INTEGER)`);
     if (!res.meta.changes) {
-      await c.env.BUCKET.delete(key);
+      await ctx.env.BUCKET.delete(key);
       await assertQuotas(db, chat.tenantId, bytes.byteLength, { documents: false });
       throw new ApiError("quota_exceeded", "The tenant's storage quota does not leave room for this image");
     }
@@ -104,10 +104,10 @@ export async function loadImages(env: Env, images: Array<{ key: string; mediaTyp
 }
 
 /** Serves PUBLIC_BASE_URL/chat-images/:chatId/:file (the URL is the capability); null when there is no such image. */
-export async function serveChatImage(c: ServiceContext, chat: Chat | undefined, file: string): Promise<Response | null> {
+export async function serveChatImage(ctx: ServiceContext, chat: Chat | undefined, file: string): Promise<Response | null> {
   const m = /^([A-Za-z0-9_-]{20,64})\.(png|jpg|webp|gif)$/.exec(file);
   if (!chat || !m) return null;
-  const obj = await c.env.BUCKET.get(`${chatPrefix(chat)}${file}`);
+  const obj = await ctx.env.BUCKET.get(`${chatPrefix(chat)}${file}`);
   if (!obj) return null;
   return new Response(obj.body, {
     headers: {

@@ -25,20 +25,20 @@ export interface ChatListQuery {
  * keys (its end user's when `external_subject_id` is given). A key restricted
  * to one knowledge base must name it.
  */
-export async function listChatsFor(c: ServiceContext, q: ChatListQuery) {
-  const caller = c.caller;
+export async function listChatsFor(ctx: ServiceContext, q: ChatListQuery) {
+  const caller = ctx.caller;
   assertSubjectParam(caller, q.external_subject_id);
-  const tenant = await tenantFor(c, q.tenant_id, "query:rag", { addressedBy: "param" });
+  const tenant = await tenantFor(ctx, q.tenant_id, "query:rag", { addressedBy: "param" });
   if (q.knowledge_base_id) {
     // Authorized first, so another organization's knowledge base stays a 404.
-    await knowledgeBaseFor(c, q.knowledge_base_id, "query:rag", { addressedBy: "param", tenantId: tenant.id, tenantPath: "query.tenant_id" });
+    await knowledgeBaseFor(ctx, q.knowledge_base_id, "query:rag", { addressedBy: "param", tenantId: tenant.id, tenantPath: "query.tenant_id" });
   } else if (caller.type === "api_key" && caller.key.knowledgeBaseId) {
     throw badRequest("knowledge_base_id is required for an API key restricted to one knowledge base", [
       { path: "query.knowledge_base_id", message: "Required for this key" },
     ]);
   }
   return listChats(
-    c.db,
+    ctx.db,
     {
       tenantId: tenant.id,
       knowledgeBaseId: q.knowledge_base_id,
@@ -52,9 +52,9 @@ export async function listChatsFor(c: ServiceContext, q: ChatListQuery) {
 }
 
 /** PATCH /chats/{id}/access: the access level and, unless private, the share URL. */
-export async function setChatAccess(c: ServiceContext, chat: Chat, level: Chat["accessLevel"]) {
-  const updated = await updateChat(c.db, chat.id, { accessLevel: level });
-  const share_url = level === "private" ? null : `${config(c.env).publicBaseUrl}/share/${updated.id}`;
+export async function setChatAccess(ctx: ServiceContext, chat: Chat, level: Chat["accessLevel"]) {
+  const updated = await updateChat(ctx.db, chat.id, { accessLevel: level });
+  const share_url = level === "private" ? null : `${config(ctx.env).publicBaseUrl}/share/${updated.id}`;
   return { access_level: updated.accessLevel, share_url };
 }
 
@@ -62,15 +62,15 @@ export async function setChatAccess(c: ServiceContext, chat: Chat, level: Chat["
  * DELETE /chats/{id}: stops a running turn, deletes the rows; stored images are collected soon after (the
  * deleting statement records them on the garbage list, which the supervisor drains).
  */
-export async function removeChat(c: ServiceContext, chat: Chat) {
-  await stopTurn(c.env, chat.id).catch(() => false);
-  await deleteChat(c.db, chat.id);
-  await wakeSupervisor(c.env, Date.now() + CLEANUP_CHECK_MS);
-  c.waitUntil(enqueueGc(c.env, 1));
+export async function removeChat(ctx: ServiceContext, chat: Chat) {
+  await stopTurn(ctx.env, chat.id).catch(() => false);
+  await deleteChat(ctx.db, chat.id);
+  await wakeSupervisor(ctx.env, Date.now() + CLEANUP_CHECK_MS);
+  ctx.waitUntil(enqueueGc(ctx.env, 1));
 }
 
 /** POST /chats/{id}/terminate: stops a running turn and ends the session (messages kept). */
-export async function endChat(c: ServiceContext, chat: Chat, reason: string | null) {
-  await stopTurn(c.env, chat.id).catch(() => false);
-  return terminateChat(c.db, chat, reason);
+export async function endChat(ctx: ServiceContext, chat: Chat, reason: string | null) {
+  await stopTurn(ctx.env, chat.id).catch(() => false);
+  return terminateChat(ctx.db, chat, reason);
 }

@@ -12,8 +12,8 @@ import { answeredOrThrow, runTurnJson } from "./session";
 import { assertExtrasResolvable, assertKnowledgeBaseActive, prepareTurn, resolveModel } from "./turns";
 
 /** The knowledge base a query names, authorized for query:rag and active. */
-async function queryableKnowledgeBase(c: ServiceContext, id: string): Promise<KnowledgeBase> {
-  const kb = await knowledgeBaseFor(c, id, "query:rag", { addressedBy: "param" });
+async function queryableKnowledgeBase(ctx: ServiceContext, id: string): Promise<KnowledgeBase> {
+  const kb = await knowledgeBaseFor(ctx, id, "query:rag", { addressedBy: "param" });
   assertKnowledgeBaseActive(kb);
   return kb;
 }
@@ -30,17 +30,17 @@ export interface FastQueryInput {
 }
 
 /** POST /chats/fast-query: one turn, kept in a query chat (the given one, or a new one). */
-export async function fastQuery(c: ServiceContext, body: FastQueryInput) {
-  const caller = c.caller;
+export async function fastQuery(ctx: ServiceContext, body: FastQueryInput) {
+  const caller = ctx.caller;
   assertSubjectParam(caller, body.external_subject_id);
-  const db = c.db;
-  const kb = await queryableKnowledgeBase(c, body.knowledge_base_id);
-  const model = resolveModel(c, body.model);
-  assertExtrasResolvable({ connector_slugs: body.connector_slugs, delegate_agent_ids: [] }, c.capabilities.tools);
+  const db = ctx.db;
+  const kb = await queryableKnowledgeBase(ctx, body.knowledge_base_id);
+  const model = resolveModel(ctx, body.model);
+  assertExtrasResolvable({ connector_slugs: body.connector_slugs, delegate_agent_ids: [] }, ctx.capabilities.tools);
   let chat;
   let spend: Promise<void> | undefined;
   if (body.chat_id) {
-    chat = (await authorizeChat(c, body.chat_id, body.external_subject_id)).chat;
+    chat = (await authorizeChat(ctx, body.chat_id, body.external_subject_id)).chat;
     if (chat.knowledgeBaseId !== kb.id) throw badRequest("chat_id belongs to another knowledge base", [{ path: "body.chat_id", message: "Another knowledge base" }]);
   } else {
     // Refused before the query chat exists; the turn reuses this check.
@@ -59,7 +59,7 @@ export async function fastQuery(c: ServiceContext, body: FastQueryInput) {
       settings: { websearch_enable: body.websearch_enable },
     });
   }
-  const cmd = await prepareTurn(c, caller, chat, kb, {
+  const cmd = await prepareTurn(ctx, caller, chat, kb, {
     content: body.content,
     model,
     mode: "quick",
@@ -69,7 +69,7 @@ export async function fastQuery(c: ServiceContext, body: FastQueryInput) {
     extras: { connector_slugs: body.connector_slugs, delegate_agent_ids: [], skill_ids: [], attached_artifact_ids: [] },
     spend,
   });
-  const outcome = answeredOrThrow(await runTurnJson(c.env, cmd));
+  const outcome = answeredOrThrow(await runTurnJson(ctx.env, cmd));
   return { answer: outcome.assistant_message.content, sources: outcome.sources, usage: outcome.usage, chat_id: chat.id };
 }
 
@@ -89,11 +89,11 @@ interface RawChunk {
 }
 
 /** POST /chats/fast-raw-query (and raw-query): retrieval only, the best chunks grouped by document, best first. */
-export async function rawQuery(c: ServiceContext, body: RawQueryInput) {
-  assertSubjectParam(c.caller, body.external_subject_id);
-  const kb = await queryableKnowledgeBase(c, body.knowledge_base_id);
+export async function rawQuery(ctx: ServiceContext, body: RawQueryInput) {
+  assertSubjectParam(ctx.caller, body.external_subject_id);
+  const kb = await queryableKnowledgeBase(ctx, body.knowledge_base_id);
   const query = (body.content ?? body.query)!;
-  const passages = await createRetriever(c.db, c.env, kb, actorOf(c.caller))(query, body.chunk_count);
+  const passages = await createRetriever(ctx.db, ctx.env, kb, actorOf(ctx.caller))(query, body.chunk_count);
   const groups = new Map<string, { document_id: string | null; filename: string | null; best: number; chunks: RawChunk[] }>();
   for (const p of passages) {
     const key = p.document_id ?? p.url ?? "";
@@ -108,26 +108,26 @@ export async function rawQuery(c: ServiceContext, body: RawQueryInput) {
 
 /** POST /chats/follow-up-questions: three suggestions for a chat of that knowledge base. */
 export async function suggestFollowUps(
-  c: ServiceContext,
+  ctx: ServiceContext,
   body: { knowledge_base_id: string; chat_id: string; external_subject_id?: string },
 ) {
-  const kb = await queryableKnowledgeBase(c, body.knowledge_base_id);
-  const { chat } = await authorizeChat(c, body.chat_id, body.external_subject_id);
+  const kb = await queryableKnowledgeBase(ctx, body.knowledge_base_id);
+  const { chat } = await authorizeChat(ctx, body.chat_id, body.external_subject_id);
   if (chat.knowledgeBaseId !== kb.id) {
     throw badRequest("The chat does not belong to that knowledge base", [{ path: "body.chat_id", message: "Another knowledge base" }]);
   }
-  await assertCanSpend(c.db, chat.tenantId);
-  const model = resolveModel(c, chat.model, "chat.model");
-  return followUpQuestions(c.db, c.env, { chat, kb, model, actor: actorOf(c.caller) });
+  await assertCanSpend(ctx.db, chat.tenantId);
+  const model = resolveModel(ctx, chat.model, "chat.model");
+  return followUpQuestions(ctx.db, ctx.env, { chat, kb, model, actor: actorOf(ctx.caller) });
 }
 
 /** POST /chats/improve-prompt: a question rewritten into a better prompt for this knowledge base. */
 export async function improveQuestion(
-  c: ServiceContext,
+  ctx: ServiceContext,
   body: { knowledge_base_id: string; query: string; category: ImproveCategory; model?: string },
 ) {
-  const kb = await queryableKnowledgeBase(c, body.knowledge_base_id);
-  await assertCanSpend(c.db, kb.tenantId);
-  const model = body.model ? resolveModel(c, body.model) : undefined;
-  return improvePrompt(c.db, c.env, { kb, model, query: body.query, category: body.category, actor: actorOf(c.caller) });
+  const kb = await queryableKnowledgeBase(ctx, body.knowledge_base_id);
+  await assertCanSpend(ctx.db, kb.tenantId);
+  const model = body.model ? resolveModel(ctx, body.model) : undefined;
+  return improvePrompt(ctx.db, ctx.env, { kb, model, query: body.query, category: body.category, actor: actorOf(ctx.caller) });
 }

@@ -49,8 +49,8 @@ const POLL_MS = 250;
  * The first turn's answer once it has settled: finished, or settled by the supervisor — or settled here, when
  * the turn's lease lapsed (its worker is gone). Null when the first turn never started.
  */
-export async function awaitFirstAnswer(c: ServiceContext, chat: Chat): Promise<{ user: Message; answer: Message } | null> {
-  const db = c.db;
+export async function awaitFirstAnswer(ctx: ServiceContext, chat: Chat): Promise<{ user: Message; answer: Message } | null> {
+  const db = ctx.db;
   const first = firstMessageOf(chat)!;
   const deadline = Date.now() + WAIT_MS;
   for (;;) {

@@ -28,11 +28,11 @@ export function shareSafeMessage(m: Message) {
  * Who may read a chat's shared transcript: `public` anyone; `org` a signed-in
  * member of the chat's organization; `private` nobody (404, even the owner).
  */
-export async function canReadShared(c: ServiceContext, chat: Chat, caller: Caller | null): Promise<boolean> {
+export async function canReadShared(ctx: ServiceContext, chat: Chat, caller: Caller | null): Promise<boolean> {
   if (chat.accessLevel === "public") return true;
   if (chat.accessLevel === "org") {
     if (caller?.type !== "user") return false;
-    return Boolean(await membershipOf(c, caller, chat.organizationId));
+    return Boolean(await membershipOf(ctx, caller, chat.organizationId));
   }
   return false;
 }
@@ -50,10 +50,10 @@ export async function shareSafeMessages(db: Database, chatId: string, limit: num
   return { rows: rows.slice(0, limit).reverse(), truncated };
 }
 
-export async function sharedTranscript(c: ServiceContext, chatId: string, caller: Caller | null) {
-  const db = c.db;
+export async function sharedTranscript(ctx: ServiceContext, chatId: string, caller: Caller | null) {
+  const db = ctx.db;
   const chat = await getChat(db, chatId.toLowerCase());
-  if (!chat || !(await canReadShared(c, chat, caller))) return null;
+  if (!chat || !(await canReadShared(ctx, chat, caller))) return null;
   const kb = await db.select({ name: knowledgeBases.name }).from(knowledgeBases).where(eq(knowledgeBases.id, chat.knowledgeBaseId)).get();
   const { rows, truncated } = await shareSafeMessages(db, chat.id, SHARED_TRANSCRIPT_LIMIT);
   return {

@@ -13,8 +13,8 @@ import type { ToolProvider, ToolSettings } from "../../contracts/tools";
 
 /** Validation shared by every turn: model, knowledge base state, credits, extras. */
 
-export function resolveModel(c: ServiceContext, id: string, path = "body.model"): ModelInfo {
-  const model = getModel(c.env, id);
+export function resolveModel(ctx: ServiceContext, id: string, path = "body.model"): ModelInfo {
+  const model = getModel(ctx.env, id);
   if (!model) {
     throw badRequest(`Unknown model '${id}'; GET /api/v1/chats/models lists the supported models`, [{ path, message: "Unknown model" }]);
   }
@@ -87,24 +87,24 @@ export type ChatPlacement = Pick<Chat, "id" | "organizationId" | "environmentId"
  * before anything is written or any credit is spent.
  */
 export async function resolveTurnExtras(
-  c: ServiceContext,
+  ctx: ServiceContext,
   caller: Caller,
   chat: ChatPlacement,
   input: { mode: "quick" | "deep"; websearch: boolean; extras: TurnExtras },
 ) {
-  const providers = c.capabilities.tools;
+  const providers = ctx.capabilities.tools;
   assertExtrasResolvable(input.extras, providers);
-  const db = c.db;
+  const db = ctx.db;
   const skills = await getSkillsForRun(db, chat.tenantId, input.extras.skill_ids);
   const attachments = await loadAttachedArtifacts(db, { knowledgeBaseId: chat.knowledgeBaseId, tenantId: chat.tenantId }, input.extras.attached_artifact_ids);
   const subject = turnSubject(caller, chat);
   const toolSettings = chatToolSettings(chat, input);
-  await validateToolSettings({ db, env: c.env, chat, subject, mode: input.mode, depth: 0 }, toolSettings, providers);
+  await validateToolSettings({ db, env: ctx.env, chat, subject, mode: input.mode, depth: 0 }, toolSettings, providers);
   return { skills, attachments, subject, toolSettings };
 }
 
 export async function prepareTurn(
-  c: ServiceContext,
+  ctx: ServiceContext,
   caller: Caller,
   chat: Chat,
   kb: KnowledgeBase,
@@ -125,13 +125,13 @@ export async function prepareTurn(
     throw conflict("chat_terminated", `This chat session was terminated at ${chat.terminatedAt}; start a new chat`);
   }
   assertKnowledgeBaseActive(kb);
-  const db = c.db;
+  const db = ctx.db;
   // The credit check runs alongside the extras, but the extras' 400s still come before its 402.
   const spend = (input.spend ?? assertCanSpend(db, chat.tenantId)).then(
     () => null,
     (e: unknown) => e,
   );
-  const { skills, attachments, subject, toolSettings } = await resolveTurnExtras(c, caller, chat, input);
+  const { skills, attachments, subject, toolSettings } = await resolveTurnExtras(ctx, caller, chat, input);
   // New model work needs available credits; refused before any model call.
   const refused = await spend;
   if (refused) throw refused;
@@ -153,7 +153,7 @@ export async function prepareTurn(
     subject,
   };
   // A JSON answer's bookmark (after the turn's writes) becomes the request's X-D1-Bookmark (src/db/session.ts).
-  linkTurnToRequest(command, c.db);
+  linkTurnToRequest(command, ctx.db);
   return command;
 }
 

@@ -52,13 +52,13 @@ export function questionOf(messages: UiMessageInput[]): string {
  * cancels the turn's stream, which the chat's Durable Object takes as a disconnect: the turn stops
  * and saves its partial answer.
  */
-export async function uiStreamTurn(c: ServiceContext, chatId: string, body: UiStreamInput): Promise<Response> {
+export async function uiStreamTurn(ctx: ServiceContext, chatId: string, body: UiStreamInput): Promise<Response> {
   const content = questionOf(body.messages);
-  const { chat } = await authorizeChat(c, chatId, body.external_subject_id);
-  const cmd = await commandForChat(c, chat, { ...body, content, model: body.model ?? chat.model, agent_mode: body.agent_mode ?? chat.agentMode });
-  const res = await streamTurn(c.env, cmd);
+  const { chat } = await authorizeChat(ctx, chatId, body.external_subject_id);
+  const cmd = await commandForChat(ctx, chat, { ...body, content, model: body.model ?? chat.model, agent_mode: body.agent_mode ?? chat.agentMode });
+  const res = await streamTurn(ctx.env, cmd);
   const { createUIMessageStreamResponse } = await import("ai");
-  return createUIMessageStreamResponse({ stream: uiChunksOf(res.body!), keepAliveMs: config(c.env).sseHeartbeatMs });
+  return createUIMessageStreamResponse({ stream: uiChunksOf(res.body!), keepAliveMs: config(ctx.env).sseHeartbeatMs });
 }
 
 /** The turn's SSE as a pull stream of UI chunks: cancelling it cancels the turn's stream. */

@@ -13,14 +13,14 @@ import { extOwner, userOwner, type Owner } from "./connections";
  *   both required (a tenant outside its reach: 404 in another organization, 403 outside its allowlist).
  */
 export async function connectorOwnerFor(
-  c: ServiceContext,
+  ctx: ServiceContext,
   permission: Permission,
   input: { tenant_id?: string; external_subject_id?: string },
   where: "body" | "query",
 ): Promise<Owner> {
-  const caller = c.caller;
-  const tenant = input.tenant_id ? await getTenant(c.db, input.tenant_id) : undefined;
-  if (input.tenant_id) await authorize(c, permission, tenantScope(tenant), { what: "Tenant", addressedBy: "param" });
+  const caller = ctx.caller;
+  const tenant = input.tenant_id ? await getTenant(ctx.db, input.tenant_id) : undefined;
+  if (input.tenant_id) await authorize(ctx, permission, tenantScope(tenant), { what: "Tenant", addressedBy: "param" });
   if (caller.type === "user") {
     const sent = (["tenant_id", "external_subject_id"] as const).filter((k) => input[k] !== undefined);
     if (sent.length) {

@@ -62,9 +62,9 @@ export async function getDocument(db: Database, id: string): Promise<DocumentRow
 registerResource("document", async (db, id) => documentScope(await getDocument(db, id)));
 
 /** A document by id, authorized for `permission` by its knowledge base (404 when missing or out of reach). */
-export async function documentFor(c: ServiceContext, id: string, permission: Permission): Promise<DocumentRow> {
-  const doc = await getDocument(c.db, id);
-  return (await loadAuthorized(c, permission, doc, (d) => documentScope(d)!, { what: "Document" })).row;
+export async function documentFor(ctx: ServiceContext, id: string, permission: Permission): Promise<DocumentRow> {
+  const doc = await getDocument(ctx.db, id);
+  return (await loadAuthorized(ctx, permission, doc, (d) => documentScope(d)!, { what: "Document" })).row;
 }
 
 export async function getDocumentByKey(db: Database, key: string): Promise<DocumentRow | undefined> {

@@ -41,8 +41,8 @@ type Fetcher = (method: string, path: string, opts?: { cookie?: string; body?: u
 let pending: Promise<{ userId: string; kb: KnowledgeBase }> | null = null;
 
 /** The demo user and knowledge base, provisioned once (concurrent first calls share the work). */
-export function ensureDemo(c: ServiceContext, internal: Fetcher) {
-  pending ??= provision(c, internal).catch((e) => {
+export function ensureDemo(ctx: ServiceContext, internal: Fetcher) {
+  pending ??= provision(ctx, internal).catch((e) => {
     pending = null;
     throw e;
   });
@@ -117,8 +117,8 @@ async function uploadHandbook(internal: Fetcher, cookie: string, kbId: string, t
   await answerJson(await internal("PUT", target.pathname + target.search, { raw: bytes, headers }), "upload");
 }
 
-async function provision(c: ServiceContext, internal: Fetcher): Promise<{ userId: string; kb: KnowledgeBase }> {
-  const db = c.db;
+async function provision(ctx: ServiceContext, internal: Fetcher): Promise<{ userId: string; kb: KnowledgeBase }> {
+  const db = ctx.db;
   const { user, cookie: signupCookie } = await demoUser(db, internal);
   const existing = await existingDemo(db, user.id);
   if (existing?.hasHandbook) return { userId: user.id, kb: existing.kb };

@@ -105,4 +105,4 @@ export async function consumeIngest(batch: MessageBatch<unknown>, env: Env): Pro
   }
 }
 
-registerQueueConsumer("kb-ingest", (batch, env) => consumeIngest(batch, env));
+registerQueueConsumer("kb-ingest", (ctx, batch) => consumeIngest(batch, ctx.env));

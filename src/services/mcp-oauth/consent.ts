@@ -64,14 +64,14 @@ export interface PickedScope {
  * The picked knowledge bases, authorized for the signed-in member (the caller of `c`) as asking
  * questions: 400 for none, too many or several tenants; 404 for one they may not reach.
  */
-export async function checkPicked(c: ServiceContext, picked: string[]): Promise<PickedScope> {
+export async function checkPicked(ctx: ServiceContext, picked: string[]): Promise<PickedScope> {
   const ids = [...new Set(picked.filter((id) => id.length > 0 && id.length <= 128))];
   if (!ids.length) throw badRequest("Pick at least one knowledge base");
   if (ids.length > MAX_PICKED) throw badRequest(`Pick at most ${MAX_PICKED} knowledge bases`);
   const kbs: KnowledgeBase[] = [];
   for (const id of ids) {
-    const kb = await getKnowledgeBase(c.db, id);
-    await authorize(c, "query:rag", knowledgeBaseScope(kb), { what: "Knowledge base" });
+    const kb = await getKnowledgeBase(ctx.db, id);
+    await authorize(ctx, "query:rag", knowledgeBaseScope(kb), { what: "Knowledge base" });
     kbs.push(kb!);
   }
   const first = kbs[0];

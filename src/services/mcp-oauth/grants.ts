@@ -159,17 +159,17 @@ function oauthCaller(g: McpOAuthGrant, organizationStatus: KeyCaller["organizati
  * Whose grants the signed-in caller may see or revoke in an organization: owners all of them, other
  * members their own (404 for an organization they do not belong to).
  */
-async function grantReach(c: ServiceContext, organizationId: string | undefined, permission: Permission, what: string) {
-  const access = await authorize(c, permission, organizationId ? { organizationId } : null, { what });
+async function grantReach(ctx: ServiceContext, organizationId: string | undefined, permission: Permission, what: string) {
+  const access = await authorize(ctx, permission, organizationId ? { organizationId } : null, { what });
   const userId = access.caller.type === "user" ? access.caller.user.id : null;
   return { organizationId: access.scope.organizationId, onlyUserId: access.role === "owner" ? null : userId };
 }
 
 /** GET /mcp/oauth/grants: the live grants of the organization the caller may see, newest first. */
-export async function listGrantsFor(c: ServiceContext, orgId: string, page: Page) {
-  const db = c.db;
+export async function listGrantsFor(ctx: ServiceContext, orgId: string, page: Page) {
+  const db = ctx.db;
   const org = await db.select({ id: organizations.id }).from(organizations).where(eq(organizations.id, orgId)).get();
-  const { organizationId, onlyUserId } = await grantReach(c, org?.id, "mcp_oauth:read", "Organization");
+  const { organizationId, onlyUserId } = await grantReach(ctx, org?.id, "mcp_oauth:read", "Organization");
   const where = and(
     eq(mcpOAuthGrants.organizationId, organizationId),
     gt(mcpOAuthGrants.expiresAt, new Date().toISOString()),
@@ -179,10 +179,10 @@ export async function listGrantsFor(c: ServiceContext, orgId: string, page: Page
 }
 
 /** A grant the caller may revoke (DELETE /mcp/oauth/grants/:id): 404 when missing, elsewhere, or another member's. */
-export async function grantToRevoke(c: ServiceContext, id: string, orgId: string): Promise<McpOAuthGrant> {
-  const g = await c.db.select().from(mcpOAuthGrants).where(eq(mcpOAuthGrants.id, id)).get();
+export async function grantToRevoke(ctx: ServiceContext, id: string, orgId: string): Promise<McpOAuthGrant> {
+  const g = await ctx.db.select().from(mcpOAuthGrants).where(eq(mcpOAuthGrants.id, id)).get();
   const visible = g && g.organizationId === orgId ? g : undefined;
-  const { onlyUserId } = await grantReach(c, visible?.organizationId, "mcp_oauth:revoke", "OAuth grant");
+  const { onlyUserId } = await grantReach(ctx, visible?.organizationId, "mcp_oauth:revoke", "OAuth grant");
   if (!visible || (onlyUserId && visible.userId !== onlyUserId)) throw notFound("OAuth grant");
   return visible;
 }

@@ -13,15 +13,15 @@ import { createMcpServer, getMcpServer, manifestIsStale } from "./servers";
  * encrypted, and the tools are listed in the background (the registration answers at once as `pending`).
  */
 export async function registerMcpServer(
-  c: ServiceContext,
+  ctx: ServiceContext,
   organizationId: string,
   input: { name: string; url: string; credentials?: string | null },
   createdBy: string,
 ): Promise<McpServer> {
-  const url = await parseMcpUrl(c.env, input.url);
-  const db = c.db;
-  const row = await createMcpServer(db, c.env, { organizationId, name: input.name, url: url.toString(), credentials: input.credentials, createdBy });
-  c.waitUntil(discoverTools(c.env, db, row.id));
+  const url = await parseMcpUrl(ctx.env, input.url);
+  const db = ctx.db;
+  const row = await createMcpServer(db, ctx.env, { organizationId, name: input.name, url: url.toString(), credentials: input.credentials, createdBy });
+  ctx.waitUntil(discoverTools(ctx.env, db, row.id));
   return row;
 }
 
@@ -66,7 +66,7 @@ export async function completeMcpAuthorization(
 }
 
 /** The cached tool manifest of a registration; a stale one is refreshed in the background (this answer stays the cached one). */
-export function toolManifest(c: ServiceContext, row: McpServer) {
-  if (row.status === "ready" && manifestIsStale(row)) c.waitUntil(discoverTools(c.env, c.db, row.id));
+export function toolManifest(ctx: ServiceContext, row: McpServer) {
+  if (row.status === "ready" && manifestIsStale(row)) ctx.waitUntil(discoverTools(ctx.env, ctx.db, row.id));
   return { server_id: row.id, server_name: row.name, tools: row.manifest, manifest_refreshed_at: row.manifestRefreshedAt };
 }

@@ -27,14 +27,14 @@ const DEFAULT_MODEL = "local-extractive";
 const MAX_LISTED = 200;
 
 /** Knowledge bases the key may use: its environment, its tenant allowlist, its one knowledge base (a grant's several). */
-export async function reachableKnowledgeBases(c: Ctx, key: KeyCaller): Promise<KnowledgeBase[]> {
+export async function reachableKnowledgeBases(ctx: Ctx, key: KeyCaller): Promise<KnowledgeBase[]> {
   const k = key.key;
   const conditions = [eq(knowledgeBases.organizationId, k.organizationId), eq(knowledgeBases.environmentId, k.environmentId)];
   if (!key.isAdmin && k.tenantIds.length) conditions.push(inArray(knowledgeBases.tenantId, k.tenantIds));
   if (k.knowledgeBaseId) conditions.push(eq(knowledgeBases.id, k.knowledgeBaseId));
   // An OAuth grant names the knowledge bases its member picked (src/auth/authorize.ts keyReach does the same).
   if (key.oauth) conditions.push(inArray(knowledgeBases.id, [...key.oauth.knowledgeBaseIds]));
-  return c
+  return ctx
     .db
     .select()
     .from(knowledgeBases)
@@ -45,14 +45,14 @@ export async function reachableKnowledgeBases(c: Ctx, key: KeyCaller): Promise<K
 }
 
 /** The knowledge base a tool call names, authorized for the key; or the only one it can reach. */
-async function resolveKb(c: Ctx, key: KeyCaller, id: string | undefined): Promise<KnowledgeBase> {
+async function resolveKb(ctx: Ctx, key: KeyCaller, id: string | undefined): Promise<KnowledgeBase> {
   if (!id) {
-    const all = await reachableKnowledgeBases(c, key);
+    const all = await reachableKnowledgeBases(ctx, key);
     if (all.length === 1) return all[0];
     throw new ApiError("invalid_request", "knowledge_base_id is required: this credential reaches several knowledge bases (call list_knowledge_bases)");
   }
-  const kb = await getKnowledgeBase(c.db, id);
-  await authorize(c, "query:rag", knowledgeBaseScope(kb), { what: "Knowledge base" });
+  const kb = await getKnowledgeBase(ctx.db, id);
+  await authorize(ctx, "query:rag", knowledgeBaseScope(kb), { what: "Knowledge base" });
   if (kb!.status !== "active") throw new ApiError("knowledge_base_inactive", "This knowledge base is inactive");
   return kb!;
 }
@@ -83,24 +83,24 @@ function renderPassages(passages: Source[]): string {
 
 const kbIdInput = z.string().min(1).max(128).optional().describe("The knowledge base; optional when this connection reaches only one (see list_knowledge_bases)");
 
-async function listKnowledgeBasesTool(c: Ctx, key: KeyCaller) {
-  const kbs = (await reachableKnowledgeBases(c, key)).map((kb) => ({ id: kb.id, name: kb.name, description: kb.description, tenant_id: kb.tenantId, status: kb.status }));
+async function listKnowledgeBasesTool(ctx: Ctx, key: KeyCaller) {
+  const kbs = (await reachableKnowledgeBases(ctx, key)).map((kb) => ({ id: kb.id, name: kb.name, description: kb.description, tenant_id: kb.tenantId, status: kb.status }));
   const lines = kbs.map((kb) => `${kb.id}: ${kb.name}${kb.description ? ` — ${kb.description}` : ""}${kb.status !== "active" ? " (inactive)" : ""}`);
   return text(lines.join("\n") || "No knowledge bases.", { knowledge_bases: kbs });
 }
 
-async function searchKbTool(c: Ctx, key: KeyCaller, input: { query: string; knowledge_base_id?: string; limit?: number }) {
-  const kb = await resolveKb(c, key, input.knowledge_base_id);
-  const found = await createRetriever(c.db, c.env, kb, actorOf(key))(input.query, input.limit ?? 6);
+async function searchKbTool(ctx: Ctx, key: KeyCaller, input: { query: string; knowledge_base_id?: string; limit?: number }) {
+  const kb = await resolveKb(ctx, key, input.knowledge_base_id);
+  const found = await createRetriever(ctx.db, ctx.env, kb, actorOf(key))(input.query, input.limit ?? 6);
   const passages = passagesToSources(found);
   return text(renderPassages(passages), { knowledge_base_id: kb.id, results: passages });
 }
 
 /** A fast-query turn in a new query chat of the key: cited answer, metered like POST /chats/fast-query. */
-async function askKbTool(c: Ctx, key: KeyCaller, input: { question: string; knowledge_base_id?: string; model?: string }) {
-  const kb = await resolveKb(c, key, input.knowledge_base_id);
-  const m = resolveModel(c, input.model ?? DEFAULT_MODEL, "model");
-  const db = c.db;
+async function askKbTool(ctx: Ctx, key: KeyCaller, input: { question: string; knowledge_base_id?: string; model?: string }) {
+  const kb = await resolveKb(ctx, key, input.knowledge_base_id);
+  const m = resolveModel(ctx, input.model ?? DEFAULT_MODEL, "model");
+  const db = ctx.db;
   // Refused before the query chat exists; the turn reuses this check.
   const spend = assertCanSpend(db, kb.tenantId);
   await spend;
@@ -116,7 +116,7 @@ async function askKbTool(c: Ctx, key: KeyCaller, input: { question: string; know
     isQuery: true,
     settings: {},
   });
-  const cmd = await prepareTurn(c, key, chat, kb, {
+  const cmd = await prepareTurn(ctx, key, chat, kb, {
     content: input.question,
     model: m,
     mode: "quick",
@@ -126,20 +126,20 @@ async function askKbTool(c: Ctx, key: KeyCaller, input: { question: string; know
     spend,
   });
   // A failing model is an error result (upstream_error and the reason), never an empty answer.
-  const outcome = answeredOrThrow(await runTurnJson(c.env, cmd));
+  const outcome = answeredOrThrow(await runTurnJson(ctx.env, cmd));
   const sources: Source[] = outcome.sources;
   const rendered = `${outcome.assistant_message.content}\n\nSources:\n${renderPassages(sources)}`;
   return text(rendered, { answer: outcome.assistant_message.content, sources, usage: outcome.usage, chat_id: chat.id });
 }
 
 /** The MCP server of one request: `list_knowledge_bases`, `search` and `ask` over the knowledge bases the key reaches. */
-export async function buildKbMcpServer(c: Ctx, key: KeyCaller) {
+export async function buildKbMcpServer(ctx: Ctx, key: KeyCaller) {
   const { McpServer } = await import("@modelcontextprotocol/sdk/server/mcp.js");
   const server = new McpServer({ name: "kb-chat-service", version: "1.0.0" });
   server.registerTool(
     "list_knowledge_bases",
     { description: "The knowledge bases this connection may search and ask.", inputSchema: {} },
-    async () => asTool(() => listKnowledgeBasesTool(c, key)),
+    async () => asTool(() => listKnowledgeBasesTool(ctx, key)),
   );
   server.registerTool(
     "search",
@@ -147,7 +147,7 @@ export async function buildKbMcpServer(c: Ctx, key: KeyCaller) {
       description: "Hybrid (lexical + vector) search of a knowledge base: the best passages, numbered for citation, with their documents.",
       inputSchema: { query: z.string().min(1).max(2000), knowledge_base_id: kbIdInput, limit: z.number().int().min(1).max(20).optional() },
     },
-    async (input) => asTool(() => searchKbTool(c, key, input)),
+    async (input) => asTool(() => searchKbTool(ctx, key, input)),
   );
   server.registerTool(
     "ask",
@@ -159,7 +159,7 @@ export async function buildKbMcpServer(c: Ctx, key: KeyCaller) {
         model: z.string().min(1).max(200).optional().describe(`A model id from GET /chats/models (default ${DEFAULT_MODEL})`),
       },
     },
-    async (input) => asTool(() => askKbTool(c, key, input)),
+    async (input) => asTool(() => askKbTool(ctx, key, input)),
   );
   return server;
 }
@@ -168,14 +168,14 @@ export async function buildKbMcpServer(c: Ctx, key: KeyCaller) {
  * One Streamable HTTP request to the knowledge-base MCP server, stateless (a server per request, JSON
  * responses): the SDK's transport reads the JSON-RPC request and answers with a plain Response.
  */
-export async function answerKbMcp(c: Ctx, key: KeyCaller, request: Request): Promise<Response> {
+export async function answerKbMcp(ctx: Ctx, key: KeyCaller, request: Request): Promise<Response> {
   const { WebStandardStreamableHTTPServerTransport } = await import("@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js");
-  const server = await buildKbMcpServer(c, key);
+  const server = await buildKbMcpServer(ctx, key);
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   await server.connect(transport);
   try {
     return await transport.handleRequest(request);
   } finally {
-    c.waitUntil(server.close().catch(() => {}));
+    ctx.waitUntil(server.close().catch(() => {}));
   }
 }

@@ -47,9 +47,9 @@ export async function getMcpServer(db: Database, id: string): Promise<McpServer 
  * The organization named by `org_id` (a query parameter), authorized for
  * `permission`: 404 when the caller is not a member, 403 for a role that may not.
  */
-export async function authorizeOrganization(c: ServiceContext, orgId: string, permission: Permission) {
-  const org = await c.db.select({ id: organizations.id }).from(organizations).where(eq(organizations.id, orgId)).get();
-  await authorize(c, permission, org ? { organizationId: org.id } : null, { what: "Organization" });
+export async function authorizeOrganization(ctx: ServiceContext, orgId: string, permission: Permission) {
+  const org = await ctx.db.select({ id: organizations.id }).from(organizations).where(eq(organizations.id, orgId)).get();
+  await authorize(ctx, permission, org ? { organizationId: org.id } : null, { what: "Organization" });
   return org!.id;
 }
 
@@ -57,10 +57,10 @@ export async function authorizeOrganization(c: ServiceContext, orgId: string, pe
  * A registration by id, authorized for `permission`. When the route also names
  * `org_id`, a registration of another organization is 404 as well.
  */
-export async function mcpServerFor(c: ServiceContext, id: string, orgId: string | undefined, permission: Permission): Promise<McpServer> {
-  const row = await getMcpServer(c.db, id);
+export async function mcpServerFor(ctx: ServiceContext, id: string, orgId: string | undefined, permission: Permission): Promise<McpServer> {
+  const row = await getMcpServer(ctx.db, id);
   const visible = row && (!orgId || row.organizationId === orgId) ? row : undefined;
-  return (await loadAuthorized(c, permission, visible, (s) => mcpServerScope(s)!, { what: "MCP server" })).row;
+  return (await loadAuthorized(ctx, permission, visible, (s) => mcpServerScope(s)!, { what: "MCP server" })).row;
 }
 
 export async function listMcpServers(db: Database, organizationId: string): Promise<McpServer[]> {

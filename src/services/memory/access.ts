@@ -33,9 +33,9 @@ export function subjectFilter(access: Access, q: { subject_id?: string; external
 }
 
 /** A tenant by id, authorized for `permission` (404 when missing or out of reach). */
-export async function tenantFor(c: ServiceContext, id: string, permission: Permission): Promise<{ tenant: Tenant; access: Access }> {
-  const t = await getTenant(c.db, id);
-  const { row, access } = await loadAuthorized(c, permission, t, (x) => tenantScope(x)!, { what: "Tenant" });
+export async function tenantFor(ctx: ServiceContext, id: string, permission: Permission): Promise<{ tenant: Tenant; access: Access }> {
+  const t = await getTenant(ctx.db, id);
+  const { row, access } = await loadAuthorized(ctx, permission, t, (x) => tenantScope(x)!, { what: "Tenant" });
   return { tenant: row, access };
 }
 
@@ -45,12 +45,12 @@ export async function tenantFor(c: ServiceContext, id: string, permission: Permi
  * another subject's, knowledge base's or tenant's memory).
  */
 export async function memoryWithin(
-  c: ServiceContext,
+  ctx: ServiceContext,
   access: Access,
   where: { tenantId: string; knowledgeBaseId: string | null },
   memoryId: string,
 ): Promise<Memory> {
-  const m = await getMemory(c.db, memoryId);
+  const m = await getMemory(ctx.db, memoryId);
   const visible = subjectFilter(access, {});
   if (!m || m.tenantId !== where.tenantId || m.knowledgeBaseId !== where.knowledgeBaseId || (visible !== null && m.subjectId !== visible)) {
     throw notFound("Memory");

@@ -104,11 +104,11 @@ export function defaultModelId(env: Env): string {
 }
 
 /** The knowledge base's turn: checked, then a new query chat of the key holding the history, then the command. */
-async function prepareKbTurn(c: ServiceContext, key: KeyCaller, target: Extract<Target, { kind: "kb" }>, req: CompletionRequest) {
-  const db = c.db;
-  const kb = await knowledgeBaseFor(c, target.id, "query:rag", { addressedBy: "param" });
+async function prepareKbTurn(ctx: ServiceContext, key: KeyCaller, target: Extract<Target, { kind: "kb" }>, req: CompletionRequest) {
+  const db = ctx.db;
+  const kb = await knowledgeBaseFor(ctx, target.id, "query:rag", { addressedBy: "param" });
   assertKnowledgeBaseActive(kb);
-  const model = resolveModel(c, target.modelId ?? defaultModelId(c.env), "body.model");
+  const model = resolveModel(ctx, target.modelId ?? defaultModelId(ctx.env), "body.model");
   // Refused before the chat exists; the turn reuses this check.
   const spend = assertCanSpend(db, kb.tenantId);
   await spend;
@@ -125,7 +125,7 @@ async function prepareKbTurn(c: ServiceContext, key: KeyCaller, target: Extract<
     settings: {},
   });
   if (req.history.length) await seedMessages(db, chat.id, req.history);
-  const cmd = await prepareTurn(c, key, chat, kb, {
+  const cmd = await prepareTurn(ctx, key, chat, kb, {
     content: req.question,
     model,
     mode: "quick",
@@ -138,16 +138,16 @@ async function prepareKbTurn(c: ServiceContext, key: KeyCaller, target: Extract<
 }
 
 /** Runs the turn to its end. A turn that failed answers an error (it was still metered and saved). */
-export async function completeJson(c: ServiceContext, key: KeyCaller, req: CompletionRequest): Promise<CompletionAnswer> {
+export async function completeJson(ctx: ServiceContext, key: KeyCaller, req: CompletionRequest): Promise<CompletionAnswer> {
   const target = parseTarget(req.model);
   let answer: CompletionAnswer;
   if (target.kind === "kb") {
-    const { cmd, chat } = await prepareKbTurn(c, key, target, req);
-    const o = await runTurnJson(c.env, cmd);
+    const { cmd, chat } = await prepareKbTurn(ctx, key, target, req);
+    const o = await runTurnJson(ctx.env, cmd);
     answer = { id: chat.id, chatId: chat.id, content: o.assistant_message.content, sources: o.sources, usage: o.usage, status: o.status, error: o.error };
   } else {
-    const agent = await agentFor(c, target.id, "agents:run");
-    const r = await runAgentToAnswer(c, agent, { content: req.question, history: req.history });
+    const agent = await agentFor(ctx, target.id, "agents:run");
+    const r = await runAgentToAnswer(ctx, agent, { content: req.question, history: req.history });
     const md = r.assistant_message.metadata;
     answer = { id: r.run.id, chatId: r.chat_id, content: r.assistant_message.content, sources: md.sources, usage: r.usage, status: md.status, error: md.error };
   }
@@ -159,13 +159,13 @@ export async function completeJson(c: ServiceContext, key: KeyCaller, req: Compl
 }
 
 /** Starts the turn as a stream of turn events (the Durable Object's SSE); `id` names the completion. */
-export async function completeStream(c: ServiceContext, key: KeyCaller, req: CompletionRequest): Promise<{ id: string; events: Response }> {
+export async function completeStream(ctx: ServiceContext, key: KeyCaller, req: CompletionRequest): Promise<{ id: string; events: Response }> {
   const target = parseTarget(req.model);
   if (target.kind === "kb") {
-    const { cmd, chat } = await prepareKbTurn(c, key, target, req);
-    return { id: chat.id, events: await streamTurn(c.env, cmd) };
+    const { cmd, chat } = await prepareKbTurn(ctx, key, target, req);
+    return { id: chat.id, events: await streamTurn(ctx.env, cmd) };
   }
-  const agent = await agentFor(c, target.id, "agents:run");
-  const events = await streamAgentRun(c, agent, { content: req.question, history: req.history });
+  const agent = await agentFor(ctx, target.id, "agents:run");
+  const events = await streamAgentRun(ctx, agent, { content: req.question, history: req.history });
   return { id: events.headers.get("X-Run-Id") ?? crypto.randomUUID(), events };
 }

@@ -14,8 +14,8 @@ const unix = (iso: string) => Math.floor(Date.parse(iso) / 1000);
  * GET /chats/models) and each active agent over one of them (`agent:<id>`). The reach is the MCP
  * endpoint's (environment, tenant allowlist, one knowledge base), the same as the REST routes'.
  */
-export async function listCompletionModels(c: ServiceContext, key: KeyCaller) {
-  const kbs = (await reachableKnowledgeBases(c, key)).filter((kb) => kb.status === "active");
+export async function listCompletionModels(ctx: ServiceContext, key: KeyCaller) {
+  const kbs = (await reachableKnowledgeBases(ctx, key)).filter((kb) => kb.status === "active");
   const kbIds = new Set(kbs.map((kb) => kb.id));
   // The agents of those knowledge bases: the key's reach again (its container columns), then the list above.
   const k = key.key;
@@ -23,7 +23,7 @@ export async function listCompletionModels(c: ServiceContext, key: KeyCaller) {
   if (!key.isAdmin && k.tenantIds.length) conditions.push(inArray(agents.tenantId, k.tenantIds));
   if (k.knowledgeBaseId) conditions.push(eq(agents.knowledgeBaseId, k.knowledgeBaseId));
   const rows = kbIds.size
-    ? await c.db.select().from(agents).where(and(...conditions)).orderBy(asc(agents.createdAt), asc(agents.id)).limit(MAX_AGENTS).all()
+    ? await ctx.db.select().from(agents).where(and(...conditions)).orderBy(asc(agents.createdAt), asc(agents.id)).limit(MAX_AGENTS).all()
     : [];
   const reachableAgents = rows.filter((a) => kbIds.has(a.knowledgeBaseId));
   return {

@@ -45,9 +45,9 @@ export async function getActiveTemplate(db: Database, id: string): Promise<Skill
 
 /** Active templates with this tenant's favorite and installed state, in catalog order. One query. */
 /** The tenant named in `tenant_id`, authorized for `permission`, and an active catalog template (404 otherwise). */
-export async function tenantAndTemplateFor(c: ServiceContext, tenantId: string, templateId: string, permission: Permission) {
-  const tenant = await tenantFor(c, tenantId, permission, { addressedBy: "param" });
-  const template = await getActiveTemplate(c.db, templateId);
+export async function tenantAndTemplateFor(ctx: ServiceContext, tenantId: string, templateId: string, permission: Permission) {
+  const tenant = await tenantFor(ctx, tenantId, permission, { addressedBy: "param" });
+  const template = await getActiveTemplate(ctx.db, templateId);
   if (!template) throw notFound("Catalog template");
   return { tenant, template };
 }

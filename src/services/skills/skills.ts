@@ -42,9 +42,9 @@ export async function getTenantSkill(db: Database, tenantId: string, id: string)
  * first (403 when an API key may not use it), then the skill is looked up
  * within that tenant only (404 when it belongs to another).
  */
-export async function skillFor(c: ServiceContext, tenantId: string, id: string, permission: Permission): Promise<Skill> {
-  const tenant = await tenantFor(c, tenantId, permission, { addressedBy: "param" });
-  const skill = await getTenantSkill(c.db, tenant.id, id);
+export async function skillFor(ctx: ServiceContext, tenantId: string, id: string, permission: Permission): Promise<Skill> {
+  const tenant = await tenantFor(ctx, tenantId, permission, { addressedBy: "param" });
+  const skill = await getTenantSkill(ctx.db, tenant.id, id);
   if (!skill) throw notFound("Skill");
   return skill;
 }

@@ -2,6 +2,8 @@ import { useMutation } from "@tanstack/react-query";
 import { Fragment, useState } from "react";
 import { api, unwrap } from "../../api/client";
 import { Badge, Button, Dialog, ErrorNote } from "../../ui/ui";
+import { Chart } from "../../ui/chart";
+import { ResultTable } from "../data/result-table";
 import type { Source, Turn } from "./stream";
 
 function sourceTitle(s: Source): string {
@@ -71,6 +73,13 @@ export function TurnView({ turn }: { turn: Turn }) {
           </ol>
         </details>
       )}
+      {turn.previews?.map((p, i) => (
+        <details key={`p${i}`} className="steps" open={!turn.charts?.length}>
+          <summary>Data: {p.row_count} row{p.row_count === 1 ? "" : "s"} from <code>{p.sql}</code></summary>
+          <ResultTable columns={p.columns} rows={p.rows} caption={`Rows of ${p.sql}`} />
+        </details>
+      ))}
+      {turn.charts?.map((spec, i) => <Chart key={`c${i}`} spec={spec} />)}
       {turn.content ? <CitedText text={turn.content} sources={turn.sources} open={setOpen} /> : turn.status === "streaming" && <p className="muted">Searching the knowledge base…</p>}
       {turn.status === "partial" && <p className="muted">Stopped: the answer so far is kept.</p>}
       {turn.status === "error" && <ErrorNote error={new Error(turn.error ?? "The answer failed.")} />}

@@ -12,7 +12,9 @@ export type StreamEvent =
   | { type: "agent_thought"; content: string }
   | { type: "mcp_tool_call"; call_id: string; tool: string; arguments: unknown; server_id: string | null; connector_slug: string | null }
   | { type: "mcp_tool_result"; call_id: string; tool: string; result: unknown; is_error: boolean }
-  | { type: "todo_update" | "data_preview" | "chart"; [k: string]: unknown }
+  | { type: "todo_update"; [k: string]: unknown }
+  | { type: "data_preview"; sql: string; columns: string[]; rows: (string | number | null)[][]; row_count: number }
+  | { type: "chart"; spec: Record<string, unknown> }
   | { type: "sources"; sources: Source[] }
   | { type: "final_response"; content: string; isComplete: boolean }
   | { type: "tokens"; usage: Usage }
@@ -60,6 +62,9 @@ export interface Turn {
   status: "streaming" | "complete" | "partial" | "error";
   error?: string;
   usage?: Usage;
+  /** Rows a query returned (`data_preview`) and charts of them (`chart`: a Vega-Lite spec), as streamed. */
+  previews?: { sql: string; columns: string[]; rows: (string | number | null)[][]; row_count: number }[];
+  charts?: Record<string, unknown>[];
 }
 
 /** Applies one event to the assistant turn (the spec's rules: append partials, replace with the complete text). */
@@ -73,6 +78,10 @@ export function applyEvent(t: Turn, e: StreamEvent): Turn {
       return { ...t, steps: [...t.steps, { kind: "result", text: `${e.tool} ${e.is_error ? "failed" : "answered"}: ${JSON.stringify(e.result ?? "").slice(0, 300)}`, isError: e.is_error }] };
     case "sources":
       return { ...t, sources: e.sources };
+    case "data_preview":
+      return { ...t, previews: [...(t.previews ?? []), { sql: e.sql, columns: e.columns, rows: e.rows, row_count: e.row_count }] };
+    case "chart":
+      return { ...t, charts: [...(t.charts ?? []), e.spec] };
     case "final_response":
       return { ...t, content: e.isComplete ? e.content : t.content + e.content };
     case "tokens":

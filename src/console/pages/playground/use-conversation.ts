@@ -19,11 +19,16 @@ async function streamAnswer(chatId: string, body: { content: string; model: stri
   update((t) => (t.status === "streaming" ? { ...t, status: "partial" } : t));
 }
 
-/** A chat's saved messages, keeping the thoughts this page saw streamed (they are not saved with the answer). */
+/**
+ * A chat's saved messages, keeping what this page saw streamed and the answer does not save: the thoughts, the
+ * rows of queries (data previews) and their charts.
+ */
 function merge(seen: Turn[], saved: Turn[]): Turn[] {
   return saved.map((t) => {
     const streamed = seen.find((x) => x.id === t.id);
-    return streamed && streamed.steps.length > t.steps.length ? { ...t, steps: streamed.steps } : t;
+    if (!streamed) return t;
+    const steps = streamed.steps.length > t.steps.length ? streamed.steps : t.steps;
+    return { ...t, steps, previews: streamed.previews, charts: streamed.charts };
   });
 }
 

@@ -1,16 +1,28 @@
 import type { Role } from "../db/schema";
-import type { Caller, KeyCaller } from "../contracts/caller";
-import type { ResourceScope } from "./resources";
-import type { Scope } from "../contracts/scopes";
+import type { Caller, KeyCaller } from "./caller";
+import type { Scope } from "./scopes";
 
 /**
  * The access rules that every door shares (API-DECISIONS "Wave 3 → Access is one rule, whatever the
  * door"): REST routes, the A2A JSON-RPC methods, the MCP endpoint's tools, delegation, tool calls,
  * embed tokens and scheduled runs ask these functions, and none keeps a check of its own.
- * `authorize()` (./authorize.ts) answers "may this caller do this action on this resource" for a
+ * `authorize()` (src/auth/authorize.ts) answers "may this caller do this action on this resource" for a
  * request; the rules below are the parts of that answer that do not need the request, so a door
  * without one (a delegation inside a turn, a key being resolved) asks the same question.
  */
+
+/**
+ * Where a resource sits in the hierarchy. Authorization decides from this
+ * alone, so any resource type joins the authorization layer by saying how to
+ * find its scope.
+ */
+export interface ResourceScope {
+  organizationId: string;
+  /** Absent for organization-level resources (members, billing, environments list). */
+  environmentId?: string;
+  tenantId?: string;
+  knowledgeBaseId?: string;
+}
 
 // ---- Reach: which containers a key (or an embed token, a key of one knowledge base) may touch -----
 
