@@ -81,9 +81,3 @@ function remember<T>(cache: Map<string, { caller: T; at: number }>, hash: string
   if (cache.size >= MAX_ENTRIES) cache.delete(cache.keys().next().value!);
   cache.set(hash, { caller, at: Date.now() });
 }
-
-/** Forgets every cached key of this isolate (tests; a write path that wants the next lookup to be sequential). */
-export function forgetCachedCallers(): void {
-  keys.clear();
-  sessionUsers.clear();
-}
