@@ -6,7 +6,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { chromium } from "playwright-core";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { findChromium, freePort } from "./browser-helpers.ts";
-import { DESKTOP, PHONE, seriousViolations, shoot, SHOTS } from "./console-helpers.ts";
+import { DESKTOP, PHONE, seriousViolations, shoot, SHOTS, checkPhonePage } from "./console-helpers.ts";
 import { setUpKnowledgeBase, startDevServer, uploadAndWait, type DevServer } from "../bench/lib.ts";
 import { handlers } from "../servers/index.ts";
 
@@ -333,17 +333,7 @@ describe.skipIf(!chromiumPath)("the console: agents and tools", () => {
       await page.goto(`${server.base}${path}`);
       await page.getByRole("heading", { level: 1 }).waitFor();
       await page.waitForLoadState("networkidle");
-      const overflow = (await page.evaluate("document.documentElement.scrollWidth - window.innerWidth")) as number;
-      if (overflow > 1) {
-        const wide = await page.evaluate(
-          "[...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > innerWidth + 1).slice(0, 8)" +
-            ".map((e) => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right))",
-        );
-        console.log(`${name} sticks out:`, wide);
-      }
-      expect(overflow, `${name} is wider than the phone`).toBeLessThanOrEqual(1);
-      expect(await seriousViolations(page), `axe on ${name} (phone)`).toEqual([]);
-      await shoot(page, name);
+      await checkPhonePage(page, name);
     }
   });
 });

@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findChromium, freePort } from "./browser-helpers.ts";
-import { DESKTOP, PHONE, readmeShot, seriousViolations, shoot, SHOTS } from "./console-helpers.ts";
+import { DESKTOP, PHONE, readmeShot, seriousViolations, shoot, SHOTS, checkPhonePage } from "./console-helpers.ts";
 import { api, setUpKnowledgeBase, startDevServer, type DevServer } from "../bench/lib.ts";
 import { handler as openaiHandler } from "../servers/openai.ts";
 
@@ -105,17 +105,7 @@ describe.skipIf(!chromiumPath)("the console's data pages", () => {
     await page.setViewportSize(PHONE);
     // Charts and the graph fit their new space (ResizeObserver, then a redraw).
     await page.waitForTimeout(300);
-    const overflow = (await page.evaluate("document.documentElement.scrollWidth - window.innerWidth")) as number;
-    if (overflow > 1) {
-      const wide = await page.evaluate(
-        "[...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > innerWidth + 1).slice(0, 8)" +
-          ".map((e) => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right))",
-      );
-      console.log(`${name} sticks out:`, wide);
-    }
-    expect(overflow, `${name} is wider than the phone`).toBeLessThanOrEqual(1);
-    expect(await seriousViolations(page), `axe on ${name} (phone)`).toEqual([]);
-    await shoot(page, name);
+    await checkPhonePage(page, name);
     await page.setViewportSize(DESKTOP);
   }
 

@@ -2,6 +2,7 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { AxeBuilder } from "@axe-core/playwright";
 import type { Page } from "playwright-core";
+import { expect } from "vitest";
 import { root } from "../bench/lib.ts";
 
 /** Screenshots of the console's pages (not committed: test/.tmp is git-ignored). */
@@ -47,4 +48,22 @@ export async function dropFiles(page: Page, selector: string, files: { name: str
   );
   await page.dispatchEvent(selector, "dragover", { dataTransfer: dt });
   await page.dispatchEvent(selector, "drop", { dataTransfer: dt });
+}
+
+/**
+ * The page as it is, at phone width: nothing wider than the screen (the elements that stick out are named, to
+ * make a failure easy to fix), no serious axe violation, and its screenshot.
+ */
+export async function checkPhonePage(page: Page, name: string) {
+  const overflow = (await page.evaluate("document.documentElement.scrollWidth - window.innerWidth")) as number;
+  if (overflow > 1) {
+    const wide = await page.evaluate(
+      "[...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > innerWidth + 1).slice(0, 8)" +
+        ".map((e) => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right))",
+    );
+    console.log(`${name} sticks out:`, wide);
+  }
+  expect(overflow, `${name} is wider than the phone`).toBeLessThanOrEqual(1);
+  expect(await seriousViolations(page), `axe on ${name} (phone)`).toEqual([]);
+  await shoot(page, name);
 }

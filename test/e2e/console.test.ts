@@ -6,7 +6,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findChromium, freePort } from "./browser-helpers.ts";
-import { DESKTOP, dropFiles, PHONE, readmeShot, seriousViolations, shoot, SHOTS } from "./console-helpers.ts";
+import { DESKTOP, dropFiles, PHONE, readmeShot, seriousViolations, shoot, SHOTS, checkPhonePage } from "./console-helpers.ts";
 import { root, startDevServer, type DevServer } from "../bench/lib.ts";
 import { generateSchema } from "../../src/console/scripts/openapi-types.ts";
 
@@ -306,18 +306,7 @@ describe.skipIf(!chromiumPath)("the console", () => {
       await page.goto(`${server.base}${path}`);
       await page.getByRole("heading", { level: 1 }).waitFor();
       await page.waitForLoadState("networkidle");
-      const overflow = (await page.evaluate("document.documentElement.scrollWidth - window.innerWidth")) as number;
-      if (overflow > 1) {
-        // Name the elements that stick out, to make a failure easy to fix.
-        const wide = await page.evaluate(
-          "[...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > innerWidth + 1).slice(0, 8)" +
-            ".map((e) => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right))",
-        );
-        console.log(`${name} sticks out:`, wide);
-      }
-      expect(overflow, `${name} is wider than the phone`).toBeLessThanOrEqual(1);
-      expect(await seriousViolations(page), `axe on ${name} (phone)`).toEqual([]);
-      await shoot(page, name);
+      await checkPhonePage(page, name);
     }
   });
 });
