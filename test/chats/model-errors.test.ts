@@ -24,6 +24,12 @@ describe("a failing model", () => {
     expect(messages.map((m: any) => m.role)).toEqual(["user", "assistant"]);
     expect(messages[1].id).toBe(err.details![1].message);
     expect(messages[1].metadata).toMatchObject({ status: "error", error: { code: "model_error", message: "Model call failed: the model provider answered HTTP 500" } });
+
+    // The same create sent again (a client that lost the answer) answers what the first did: the 502, not a 201.
+    const again = expectError(await call("/chats", { ...auth, body: { id, tenant_id: kb.tenant_id, knowledge_base_id: kb.id, model: "test-gpt-error", message: QUESTION, agent_mode: "quick" } }), 502, "upstream_error");
+    expect(again.message).toMatch(/^Model call failed: the model provider answered HTTP 500\. The question is kept in chat /);
+    expect(again.details).toEqual(err.details);
+    expect(expectStatus(await call(`/chats/${id}/messages`, auth), 200).messages).toHaveLength(2);
   });
 
   it("POST /chats/:id/messages and fast-query: 502 too; a working model on the same chat then answers", async () => {

@@ -197,6 +197,12 @@ async function replayCreate(
     const images = body.images.length ? await storeChatImages(ctx, chat, body.images) : undefined;
     return firstTurn(ctx, body, kb, chat, { model: resolveModel(ctx, body.model), images, userMessageId: firstMessageOf(chat)!.id });
   }
+  // A first turn that failed answered its error (502 for the model's); the retry answers the same, not 201.
+  // (An answer interrupted by a crash was never answered: the retry returns the chat with it.)
+  const failure = settled.answer.metadata.error;
+  if (settled.answer.status === "error" && failure && failure.code !== "interrupted") {
+    answeredOrThrow({ status: "error", error: { ...failure, retryable: false }, assistant_message: { id: settled.answer.id, chat_id: chat.id } });
+  }
   const fresh = (await getChat(ctx.db, chat.id))!;
   const usage = settled.answer.metadata.usage ?? { input_tokens: 0, output_tokens: 0, total_tokens: 0, credits: 0 };
   return { chat: publicChat(fresh), user_message: publicMessage(settled.user), assistant_message: publicMessage(settled.answer), usage };

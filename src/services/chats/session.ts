@@ -35,7 +35,7 @@ export async function runTurnJson(env: Env, cmd: TurnCommand): Promise<TurnOutco
  * generated before the failure and the usage stay in the chat (an assistant message with status "error",
  * charged for what was used), so sending the question again retries.
  */
-export function answeredOrThrow(outcome: TurnOutcome): TurnOutcome {
+export function answeredOrThrow<T extends Pick<TurnOutcome, "status" | "error"> & { assistant_message: { id: string; chat_id: string } }>(outcome: T): T {
   if (outcome.status !== "error") return outcome;
   const chatId = outcome.assistant_message.chat_id;
   const model = outcome.error?.code === "model_error";
