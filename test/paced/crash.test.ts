@@ -1,6 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { CHECKPOINT_MS } from "../../src/services/answer/checkpoint";
 import { runSupervisorNow } from "../../src/services/recovery/supervisor";
 import { addMember, call, expectError, expectStatus } from "../helpers";
 import { kbWithDocument, newChat, streamMessage, type SseEvent } from "../chats/chat-helpers";
@@ -64,8 +65,8 @@ describe("a streamed answer cut by a crash", () => {
     const seen = await readPartials(res, 12);
     const streamed = seen.filter((e) => e.data.type === "final_response").map((e) => e.data.content).join("");
     expect(streamed.length).toBeGreaterThan(20);
-    // Let a checkpoint land (they are at most 300 ms apart), then crash.
-    await new Promise((r) => setTimeout(r, 400));
+    // Let a checkpoint land (they are at most CHECKPOINT_MS apart), then crash.
+    await new Promise((r) => setTimeout(r, CHECKPOINT_MS + 100));
     await crash(chat.id);
 
     // What the client would read right after the crash: the answer so far, charged.

@@ -6,7 +6,7 @@ import { nowIso } from "../../lib/time";
 import type { TurnContext } from "./context";
 
 /** A streaming answer is saved at most this often (and at its first words). */
-export const CHECKPOINT_MS = 300;
+export const CHECKPOINT_MS = 500;
 
 /**
  * Saves a turn's answer as it streams (README "Crash safety"): at most every CHECKPOINT_MS while new text comes
