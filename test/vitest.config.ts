@@ -132,7 +132,7 @@ export default defineConfig(async () => {
           OPENAI_BASE_URL: `${servers.openai}/v1`,
           OPENAI_API_KEY: "test-key",
           MODELS: JSON.stringify(
-            ["test-gpt", "test-gpt-fail-mid-stream", "test-gpt-error", "test-gpt-slow"].map((id) => ({
+            ["test-gpt", "test-gpt-fail-mid-stream", "test-gpt-error-mid-stream", "test-gpt-error", "test-gpt-slow"].map((id) => ({
               id,
               context_window: 16000,
               pricing: { input_per_1k: 1, output_per_1k: 2 },

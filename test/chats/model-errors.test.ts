@@ -43,6 +43,19 @@ describe("a failing model", () => {
     expect(ok.assistant_message.content).toContain("[1]");
   });
 
+  it("a provider that reports an error inside its stream: 502 with its words, the partial answer kept", async () => {
+    const { kb, auth } = await kbWithDocument();
+    const { chat } = await newChat(auth, kb);
+    const err = expectError(await call(`/chats/${chat.id}/messages`, { ...auth, body: { content: QUESTION, model: "test-gpt-error-mid-stream", agent_mode: "quick" } }), 502, "upstream_error");
+    expect(err.message).toMatch(/^Model call failed: the model provider reported an error: The server had an error while processing your request\./);
+    const { messages } = expectStatus(await call(`/chats/${chat.id}/messages`, auth), 200);
+    expect(messages.at(-1).metadata.status).toBe("error");
+    expect(messages.at(-1).content.length).toBeGreaterThan(0);
+    // Streamed: the stream ends with the error event, not a done.
+    const events = await readSse(await streamMessage(chat.id, { content: QUESTION, model: "test-gpt-error-mid-stream", agent_mode: "quick" }, auth));
+    expect(events.at(-1)!.data).toMatchObject({ type: "error", code: "model_error", message: expect.stringContaining("reported an error") });
+  });
+
   it("a provider that breaks off mid-answer: 502, and the partial answer is kept", async () => {
     const { kb, auth } = await kbWithDocument();
     const { chat } = await newChat(auth, kb);

@@ -7,6 +7,7 @@ import type http from "node:http";
  * chunk, tool calls) and behaves by model name:
  *   - any model: answers "<ANSWER>" (citing [1]), streamed word by word;
  *   - "*-fail-mid-stream": streams a few tokens, then breaks the connection;
+ *   - "*-error-mid-stream": streams a few tokens, then an error chunk (`data: {"error": ...}`), as providers do;
  *   - "*-error": answers HTTP 500;
  *   - "*-slow": waits `slowMs` between tokens.
  * With `tools` in the request (and `tool_choice` other than "none") it follows
@@ -123,6 +124,10 @@ export function createOpenAIHandler(opts: OpenAIServerOptions = {}) {
     const failAfter = model.endsWith("-fail-mid-stream") ? 3 : Infinity;
     res.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }] })}\n\n`);
     for (let i = 0; i < tokens.length; i++) {
+      if (i === 3 && model.endsWith("-error-mid-stream")) {
+        res.end(`data: ${JSON.stringify({ error: { message: "The server had an error while processing your request.", type: "server_error" } })}\n\n`);
+        return;
+      }
       if (i >= failAfter) {
         await sleep(50); // let the first tokens reach the client, then break the connection
         res.destroy();

@@ -53,10 +53,14 @@ function usageOf(u: { inputTokens?: number; outputTokens?: number } | undefined,
  */
 export function describeError(e: unknown): { message: string; retryable: boolean } {
   const outer = e as { lastError?: unknown };
-  const err = (outer?.lastError ?? e) as { statusCode?: number; isRetryable?: boolean };
+  const err = (outer?.lastError ?? e) as { statusCode?: number; isRetryable?: boolean; providerMessage?: string };
   const status = err?.statusCode;
   const retryable = err?.isRetryable ?? (status === undefined || status === 429 || status >= 500);
-  const detail = status ? `the model provider answered HTTP ${status}` : "the model provider could not be reached";
+  const detail = status
+    ? `the model provider answered HTTP ${status}`
+    : err?.providerMessage
+      ? `the model provider reported an error: ${err.providerMessage.slice(0, 200)}`
+      : "the model provider could not be reached";
   return { message: `Model call failed: ${detail}`, retryable };
 }
 

@@ -25,7 +25,16 @@ export function plainTextMessages(messages: ModelMessage[]): messages is Array<M
   return messages.every((m) => typeof m.content === "string" && (m.role === "user" || m.role === "assistant" || m.role === "system"));
 }
 
+/** An error the provider reported inside its stream (`data: {"error": {...}}`), after it had answered 200. */
+export class ProviderStreamError extends Error {
+  readonly isRetryable = true;
+  constructor(readonly providerMessage: string) {
+    super(`the model provider reported an error: ${providerMessage}`);
+  }
+}
+
 interface Chunk {
+  error?: { message?: string } | string;
   choices?: Array<{ delta?: { content?: string | null } }>;
   usage?: { prompt_tokens?: number; completion_tokens?: number } | null;
 }
@@ -53,6 +62,7 @@ export async function streamChatCompletion(
       const data = line.slice(5).trim();
       if (data === "[DONE]") return { usage };
       const chunk = JSON.parse(data) as Chunk;
+      if (chunk.error) throw new ProviderStreamError((typeof chunk.error === "string" ? chunk.error : chunk.error.message) || "unknown error");
       if (chunk.usage) usage = { inputTokens: chunk.usage.prompt_tokens, outputTokens: chunk.usage.completion_tokens };
       const text = chunk.choices?.[0]?.delta?.content;
       if (text) {
