@@ -5,7 +5,7 @@ import type { Caller } from "../../src/contracts/caller";
 import { jobContext, type ServiceContext } from "../../src/contracts/context";
 import { openDb } from "../../src/db/client";
 import { beginTurn, endTurnStatement, insertUserStatement, upsertAnswerStatement } from "../../src/services/chats/answer-record";
-import { rememberPlacement, searchAhead, searchAheadResult } from "../../src/services/chats/search-ahead";
+import { rememberPlacement, turnSearchAhead as searchAhead, turnSearchedAhead as searchAheadResult } from "../../src/services/chats/search-ahead";
 import { getKnowledgeBase } from "../../src/services/knowledge-bases";
 import { turnPassage } from "../../src/services/retrieval/retriever";
 import { searchKnowledgeBase } from "../../src/services/retrieval/search";
@@ -34,7 +34,7 @@ describe("a quick turn's search ahead of its read", () => {
     const a = contextOf(keyCaller(`key_${crypto.randomUUID()}`));
     const b = contextOf(keyCaller(`key_${crypto.randomUUID()}`));
     expect(searchAhead(a, chatId, { content: QUESTION, agent_mode: "quick" })).toBeNull();
-    rememberPlacement(a.caller, chatId, row);
+    rememberPlacement(a.caller, { chatId }, row);
     expect(searchAhead(a, chatId, { content: QUESTION, agent_mode: "deep" })).toBeNull();
     expect(searchAhead(b, chatId, { content: QUESTION, agent_mode: "quick" })).toBeNull();
     const ahead = searchAhead(a, chatId.toUpperCase(), { content: QUESTION, agent_mode: "quick" })!;
@@ -51,7 +51,7 @@ describe("a quick turn's search ahead of its read", () => {
     const other = (await getKnowledgeBase(db, (await createKb(org)).id))!;
     const chatId = crypto.randomUUID();
     const a = contextOf(keyCaller(`key_${crypto.randomUUID()}`));
-    rememberPlacement(a.caller, chatId, row);
+    rememberPlacement(a.caller, { chatId }, row);
     expect(await searchAheadResult(a, searchAhead(a, chatId, { content: QUESTION, agent_mode: "quick" }), other, { count: 0 })).toBeUndefined();
     expect(await searchAheadResult(a, searchAhead(a, chatId, { content: QUESTION, agent_mode: "quick" }), { ...row, embeddingModel: "other-model" }, { count: 0 })).toBeUndefined();
     const followUp = searchAhead(a, chatId, { content: "and gift cards?", agent_mode: "quick" });
@@ -75,6 +75,25 @@ describe("a quick turn's search ahead of its read", () => {
     }
     expect(sources[0].length).toBeGreaterThan(0);
     expect(sources[0]).toEqual(sources[1]);
+  });
+});
+
+describe("a search by knowledge base id, ahead of its authorization", () => {
+  it("fast-raw-query searched ahead reads live data and is refused as soon as the key is", async () => {
+    const { org, kb, auth, documentId } = await kbWithDocument();
+    const k = await createKey(org, { scopes: ["query:rag", "documents:write"] });
+    const query = (key: string) => call("/chats/fast-raw-query", { key, body: { knowledge_base_id: kb.id, content: "express shipping costs", chunk_count: 5 } });
+    const first = expectStatus(await query(k.key), 200);
+    expect(first.results.map((r: any) => r.document_id)).toEqual([documentId]);
+    expect(expectStatus(await query(k.key), 200)).toEqual(first); // searched ahead this time
+    // Deleted just before: the search ahead does not find it.
+    expect((await call(`/documents/${documentId}`, { ...auth, method: "DELETE" })).status).toBe(204);
+    expect(expectStatus(await query(k.key), 200).results).toEqual([]);
+    // Another key of another organization never rides on it.
+    const stranger = await createKey((await kbWithDocument()).org, { scopes: ["query:rag"] });
+    expect((await query(stranger.key)).status).toBe(404);
+    expect((await call(`/api-keys/${k.id}`, { cookie: org.owner.cookie, method: "DELETE" })).status).toBe(204);
+    expect((await query(k.key)).status).toBe(401);
   });
 });
 
