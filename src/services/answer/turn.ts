@@ -51,7 +51,11 @@ export async function runTurn(deps: TurnDeps, req: TurnRequest, emit: Emit, sign
 
   const metered = meterStage(ctx, assistantId);
   // An announced user message may still be on its way: the final write does not wait for it (it appends it if absent).
-  const [userMessage, assistantMessage] = await Promise.all([written, persistStage(ctx, assistantId, outcome, metered, nowIso(), landed() ? undefined : announced)]);
+  const [userMessage, assistantMessage] = await Promise.all([
+    written,
+    persistStage(ctx, assistantId, outcome, metered, nowIso(), landed() ? undefined : announced),
+    ...ctx.offPath.map((settled) => settled()),
+  ]);
   const usage = metered.usage;
   await watched;
   const doneExtras = await afterTurnStage(ctx, { userMessage, assistantMessage, outcome, usage });
@@ -121,6 +125,7 @@ function createContext(deps: TurnDeps, req: TurnRequest, scope: TurnScope, toolb
     contextMetadata: {},
     publishedSources: -1,
     userWritten,
+    offPath: [],
   };
 }
 

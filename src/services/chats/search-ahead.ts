@@ -6,7 +6,8 @@ import type { KnowledgeBase } from "../../db/schema";
 import { terms } from "../../lib/text";
 import { actorOf } from "../billing/metering";
 import { meterEmbedding } from "../embeddings/metering";
-import { QUICK_PASSAGES } from "../answer/stages/plan";
+import { decompose } from "../answer/plan";
+import { DEEP_PASSAGES_PER_PART, QUICK_PASSAGES } from "../answer/stages/plan";
 import { turnPassage } from "../retrieval/retriever";
 import { searchKnowledgeBase } from "../retrieval/search";
 
@@ -18,7 +19,7 @@ import { searchKnowledgeBase } from "../retrieval/search";
  *
  * Nothing is trusted: the result is used only when the read then authorizes the request and shows the same
  * knowledge base with the same search inputs (its embedding model and dimensions); for a turn, only when the
- * query is the one the answer pipeline would search (src/services/answer/stages/plan.ts compares it again).
+ * query and the number of passages are the ones the answer pipeline would search (src/services/answer/stages/plan.ts compares it again).
  * Otherwise it is dropped and the search runs as before. A paid query embedding is charged only once the request
  * is authorized. The search reads live data in the request's own D1 session, so it sees every write the read would.
  */
@@ -86,11 +87,17 @@ export async function searchedAhead(ctx: ServiceContext, ahead: SearchAhead | nu
   }
 }
 
-/** A quick turn's search, started before the turn's read (sendCommand). */
-export const turnSearchAhead = (ctx: ServiceContext, chatId: string, turn: { content: string; agent_mode: string }) =>
-  turn.agent_mode === "quick" ? searchAhead(ctx, { chatId }, turn.content, QUICK_PASSAGES) : null;
+/**
+ * A turn's first search, started before the turn's read (sendCommand): quick mode's one search, or deep mode's
+ * when the question is not split into parts (one search of the whole question; the plan's own `decompose`).
+ */
+export function turnSearchAhead(ctx: ServiceContext, chatId: string, turn: { content: string; agent_mode: string }): SearchAhead | null {
+  if (turn.agent_mode === "quick") return searchAhead(ctx, { chatId }, turn.content, QUICK_PASSAGES);
+  if (decompose(turn.content).length <= 1) return searchAhead(ctx, { chatId }, turn.content, DEEP_PASSAGES_PER_PART);
+  return null;
+}
 
-/** A quick turn's search for its command, once the read authorized it (`transcript`: where the chat ends). */
+/** A turn's search for its command, once the read authorized it (`transcript`: where the chat ends). */
 export async function turnSearchedAhead(ctx: ServiceContext, ahead: SearchAhead | null, kb: KnowledgeBase, transcript: { count: number }): Promise<SearchedAheadResult | undefined> {
   if (!ahead) return undefined;
   const passages = await searchedAhead(ctx, ahead, kb);
