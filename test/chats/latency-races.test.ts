@@ -12,7 +12,10 @@ import { rememberPlacement, turnSearchAhead as searchAhead, turnSearchedAhead as
 import { getKnowledgeBase } from "../../src/services/knowledge-bases";
 import { turnPassage } from "../../src/services/retrieval/retriever";
 import { searchKnowledgeBase } from "../../src/services/retrieval/search";
-import { createKb, createKey, expectStatus, call } from "../helpers";
+import { createKb, createKey, createOrg, expectStatus, call } from "../helpers";
+import { memoryKb, scopeFor, setMemorySettings } from "../memory/memory-helpers";
+import { appendMessage } from "../../src/services/chats/chats";
+import { memoryContext } from "../../src/services/memory/turn";
 import { kbWithDocument, newChat, readSse, streamMessage } from "./chat-helpers";
 
 /**
@@ -143,6 +146,21 @@ describe("a deep turn's todo list, saved off its path", () => {
     expect(updates.length).toBeGreaterThan(1);
     expect(saved.items.map((i: any) => i.content)).toEqual(updates.at(-1)!.data.todo.items.map((i: any) => i.content));
     expect(saved.items.every((i: any) => i.status === "completed")).toBe(true);
+  });
+});
+
+describe("memory while the user message is on its way", () => {
+  it("\"remember that\" stored before the message landed is not credited to the previous message", async () => {
+    const org = await createOrg();
+    const kb = await memoryKb(org, "subject");
+    await setMemorySettings(org, { mode: "durable", retention: "explicit_only" });
+    const { chat } = await newChat({ cookie: org.owner.cookie }, kb);
+    const earlier = await appendMessage(openDb(env), chat.id, { role: "user", content: "Hello" });
+    const scope = { ...(await scopeFor(chat.id, "ext:alice")), questionMessageId: "msg_not_written_yet" };
+    await memoryContext.gather(scope, "Remember that my locker is number 815.", new AbortController().signal);
+    const row = await env.DB.prepare("SELECT source_message_id FROM memories WHERE source_chat_id = ?").bind(chat.id).first<{ source_message_id: string | null }>();
+    expect(row).toEqual({ source_message_id: null });
+    expect(earlier.id).toBeTruthy();
   });
 });
 

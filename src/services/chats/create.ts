@@ -217,7 +217,7 @@ export async function sendCommand(ctx: ServiceContext, chatId: string, body: Sen
   // A quick turn's search starts now, alongside the turn's read, when this caller reached the chat before (search-ahead.ts).
   const ahead = turnSearchAhead(ctx, chatId, body);
   // The chat, its knowledge base, the credits and the transcript's end in one round trip (turn-reads.ts).
-  const { chat, kb, spend, transcript, tabular } = await readTurnState(ctx, chatId, body.external_subject_id);
+  const { chat, kb, spend, transcript, tabular, memorySettings } = await readTurnState(ctx, chatId, body.external_subject_id);
   rememberPlacement(ctx.caller, { chatId: chat.id }, kb);
   const cmd = await prepareTurn(ctx, ctx.caller, chat, kb, {
     content: body.content,
@@ -230,7 +230,7 @@ export async function sendCommand(ctx: ServiceContext, chatId: string, body: Sen
   });
   const searchedAhead = await turnSearchedAhead(ctx, ahead, kb, transcript);
   // The turn's session starts where this request's is: it sees the caller's writes (nothing is written after).
-  return { ...cmd, chat, transcript, tabular, searchedAhead, bookmark: requestBookmark(ctx.db) };
+  return { ...cmd, chat, transcript, tabular, memorySettings, searchedAhead, bookmark: requestBookmark(ctx.db) };
 }
 
 /** The turn command of a message for a chat the caller was authorized for (authorizeChat). */
