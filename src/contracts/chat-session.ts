@@ -43,10 +43,19 @@ export interface TurnCommand {
   tabular?: boolean;
   /** The tenant's memory settings (read in the same batch; saves the turn's memory its queries). */
   memorySettings?: TurnScope["memorySettings"];
-  /** The quick search the Worker ran alongside the turn's read (src/services/chats/search-ahead.ts): used if the pipeline would search the same. */
-  searchedAhead?: SearchedAhead;
+  /**
+   * The search the Worker started alongside the turn's read (src/services/chats/search-ahead.ts), used if the
+   * pipeline would search the same. Not part of the command's JSON: the turn starts without waiting for it, and
+   * it follows as the body's second line when done (src/services/chats/session.ts).
+   */
+  searchedAhead?: Promise<SearchedAhead | undefined>;
   /** Where the Worker's D1 session was: the turn's session starts there (src/db/session.ts); absent: the primary. */
   bookmark?: string | null;
+}
+
+/** What follows the command on the second line of the body (`{}`: nothing). */
+export interface LateTurnParts {
+  searchedAhead?: SearchedAhead;
 }
 
 export interface SearchedAhead {

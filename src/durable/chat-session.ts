@@ -12,6 +12,7 @@ import { getChat, publicMessage } from "../services/chats/chats";
 import { getKnowledgeBase } from "../services/knowledge-bases";
 import { getModel } from "../services/models/registry";
 import { TranscriptEnd } from "./transcript-end";
+import { readTurnBody } from "./turn-body";
 import { emptyToolSettings } from "../contracts/tools";
 
 /**
@@ -65,12 +66,13 @@ export class ChatSession extends DurableObject<Env> {
   }
 
   private async turn(request: Request): Promise<Response> {
-    const cmd = (await request.json()) as TurnCommand;
+    const { cmd, late } = await readTurnBody(request);
     // One active turn per chat: the new one replaces the old one.
     const replaced = await this.stop("replaced");
     const session = openSessionDb(this.env, cmd.bookmark);
     const db = session.db;
-    const req = await this.turnRequest(db, replaced ? { ...cmd, chat: undefined, transcript: undefined } : cmd);
+    const searchedAhead = late.then((l) => l.searchedAhead);
+    const req = await this.turnRequest(db, { ...(replaced ? { ...cmd, chat: undefined, transcript: undefined } : cmd), searchedAhead });
     if (!req) return Response.json({ error: { code: "not_found", message: "Chat not found" } }, { status: 404 });
     const deps = { db, env: this.env, capabilities: CAPABILITIES, bookmark: session.bookmark };
     return cmd.stream ? this.streamed(deps, req, request.signal) : this.answered(deps, req);

@@ -5,10 +5,11 @@ import type { Caller } from "../../src/contracts/caller";
 import { jobContext, type ServiceContext } from "../../src/contracts/context";
 import { openDb } from "../../src/db/client";
 import { TodoWriter } from "../../src/services/answer/todo-writer";
+import { readTurnBody } from "../../src/durable/turn-body";
 import { decompose } from "../../src/services/answer/plan";
 import { DEEP_PASSAGES_PER_PART } from "../../src/services/answer/stages/plan";
 import { beginTurn, endTurnStatement, insertUserStatement, upsertAnswerStatement } from "../../src/services/chats/answer-record";
-import { rememberPlacement, turnSearchAhead as searchAhead, turnSearchedAhead as searchAheadResult } from "../../src/services/chats/search-ahead";
+import { refusalForgets, rememberPlacement, turnSearchAhead as searchAhead, turnSearchedAhead as searchAheadResult } from "../../src/services/chats/search-ahead";
 import { getKnowledgeBase } from "../../src/services/knowledge-bases";
 import { turnPassage } from "../../src/services/retrieval/retriever";
 import { searchKnowledgeBase } from "../../src/services/retrieval/search";
@@ -68,6 +69,10 @@ describe("a quick turn's search ahead of its read", () => {
     expect(await searchAheadResult(a, searchAhead(a, { chatId: chatId }, { content: QUESTION, agent_mode: "quick" }), { ...row, embeddingModel: "other-model" }, { count: 0 })).toBeUndefined();
     const followUp = searchAhead(a, { chatId: chatId }, { content: "and gift cards?", agent_mode: "quick" });
     expect(await searchAheadResult(a, followUp, row, { count: 2 })).toBeUndefined();
+    // A refused request forgets: the same caller starts no further search there.
+    await expect(refusalForgets(a.caller, { chatId }, Promise.reject(new Error("401")))).rejects.toThrow("401");
+    expect(searchAhead(a, { chatId }, { content: QUESTION, agent_mode: "quick" })).toBeNull();
+    rememberPlacement(a.caller, { chatId }, row);
     // The first message of a chat has no history: its short question is searched alone, ahead or not.
     expect((await searchAheadResult(a, searchAhead(a, { chatId: chatId }, { content: "and gift cards?", agent_mode: "quick" }), row, { count: 0 }))?.query).toBe("and gift cards?");
   });
@@ -87,6 +92,42 @@ describe("a quick turn's search ahead of its read", () => {
     }
     expect(sources[0].length).toBeGreaterThan(0);
     expect(sources[0]).toEqual(sources[1]);
+  });
+});
+
+describe("a turn's request to its Durable Object", () => {
+  const bodyOf = (...parts: string[]) => {
+    let release = () => {};
+    const gate = new Promise<void>((r) => (release = r));
+    const encoder = new TextEncoder();
+    const body = new ReadableStream<Uint8Array>({
+      async start(c) {
+        c.enqueue(encoder.encode(parts[0]));
+        await gate;
+        for (const p of parts.slice(1)) c.enqueue(encoder.encode(p));
+        c.close();
+      },
+    });
+    return { request: new Request("https://chat-session/turn", { method: "POST", body }), release };
+  };
+
+  it("starts the turn from the first line before the search ahead follows on the second", async () => {
+    const { request, release } = bodyOf('{"chatId":"c1","content":"Hi"}\n', '{"searchedAhead":{"query":"Hi","limit":6,"passages":[]}}\n');
+    const { cmd, late } = await readTurnBody(request); // resolves while the second line is held back
+    expect(cmd).toMatchObject({ chatId: "c1", content: "Hi" });
+    release();
+    expect(await late).toEqual({ searchedAhead: { query: "Hi", limit: 6, passages: [] } });
+  });
+
+  it("a body without a second line, or a malformed one, has no late parts", async () => {
+    const plain = bodyOf('{"chatId":"c2"}');
+    plain.release();
+    const a = await readTurnBody(plain.request);
+    expect(a.cmd.chatId).toBe("c2");
+    expect(await a.late).toEqual({});
+    const broken = bodyOf('{"chatId":"c3"}\n', "{not json");
+    broken.release();
+    expect(await (await readTurnBody(broken.request)).late).toEqual({});
   });
 });
 

@@ -47,7 +47,7 @@ export interface TurnRequest extends Omit<TurnScope, "db" | "env" | "resources">
    */
   known?: { nextSeq: number; count?: number; emptyHistory: boolean; recent?: Message[] };
   /** A quick search already run for this turn (src/services/chats/search-ahead.ts): the plan uses it if it would search the same. */
-  searchedAhead?: SearchedAhead;
+  searchedAhead?: Promise<SearchedAhead | undefined>;
 }
 
 export interface TurnResult {

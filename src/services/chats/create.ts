@@ -11,7 +11,7 @@ import { assertSubjectParam, effectiveSubject } from "./access";
 import { appendMessage, createChat, getChat, publicChat, publicMessage, truncateTitle } from "./chats";
 import { storeChatImages } from "./images";
 import { readTurnState } from "./turn-reads";
-import { rememberPlacement, turnSearchAhead, turnSearchedAhead } from "./search-ahead";
+import { refusalForgets, rememberPlacement, turnSearchAhead, turnSearchedAhead } from "./search-ahead";
 import { requestBookmark } from "../../db/session";
 import { awaitFirstAnswer, chatIdTaken, firstMessageDigest, firstMessageOf, isSameCreate, type FirstMessage } from "./replay";
 import { answeredOrThrow, runTurnJson } from "./session";
@@ -104,8 +104,9 @@ async function createOrReplay(ctx: ServiceContext, body: CreateChatInput, replay
   creditsRead?.catch(() => {});
   // So does the first message's search, when this caller searched the knowledge base before (search-ahead.ts).
   const ahead = body.message ? turnSearchAhead(ctx, { knowledgeBaseId: body.knowledge_base_id }, { content: body.message, agent_mode: body.agent_mode }) : null;
-  const kb = await knowledgeBaseFor(ctx, body.knowledge_base_id, "query:rag", { addressedBy: "param", tenantId: body.tenant_id });
-  rememberPlacement(caller, { knowledgeBaseId: kb.id }, kb);
+  const reach = { knowledgeBaseId: body.knowledge_base_id };
+  const kb = await refusalForgets(caller, reach, knowledgeBaseFor(ctx, body.knowledge_base_id, "query:rag", { addressedBy: "param", tenantId: body.tenant_id }));
+  rememberPlacement(caller, reach, kb);
   const placement = placementOf(ctx, body, kb);
   if (digest) {
     const existing = await existingRead;
@@ -160,7 +161,7 @@ async function createOrReplay(ctx: ServiceContext, body: CreateChatInput, replay
   }
   // The chat as just written and its transcript's end travel with the turn: its Durable Object reads neither again.
   const transcript = { maxSeq: seed.length, count: seed.length };
-  const fresh = { chat, transcript, searchedAhead: await turnSearchedAhead(ctx, ahead, kb, transcript) };
+  const fresh = { chat, transcript, searchedAhead: turnSearchedAhead(ctx, ahead, kb, transcript) };
   return firstTurn(ctx, body, kb, chat, { model, images, spend, userMessageId: firstMessage!.id, fresh });
 }
 
@@ -230,7 +231,7 @@ export async function sendCommand(ctx: ServiceContext, chatId: string, body: Sen
   // A quick turn's search starts now, alongside the turn's read, when this caller reached the chat before (search-ahead.ts).
   const ahead = turnSearchAhead(ctx, { chatId }, body);
   // The chat, its knowledge base, the credits and the transcript's end in one round trip (turn-reads.ts).
-  const { chat, kb, spend, transcript, tabular, memorySettings } = await readTurnState(ctx, chatId, body.external_subject_id);
+  const { chat, kb, spend, transcript, tabular, memorySettings } = await refusalForgets(ctx.caller, { chatId }, readTurnState(ctx, chatId, body.external_subject_id));
   rememberPlacement(ctx.caller, { chatId: chat.id }, kb);
   const cmd = await prepareTurn(ctx, ctx.caller, chat, kb, {
     content: body.content,
@@ -241,7 +242,8 @@ export async function sendCommand(ctx: ServiceContext, chatId: string, body: Sen
     extras: body,
     spend,
   });
-  const searchedAhead = await turnSearchedAhead(ctx, ahead, kb, transcript);
+  // Not awaited: the turn (and its first event) starts without it; it follows when done (session.ts).
+  const searchedAhead = turnSearchedAhead(ctx, ahead, kb, transcript);
   // The turn's session starts where this request's is: it sees the caller's writes (nothing is written after).
   return { ...cmd, chat, transcript, tabular, memorySettings, searchedAhead, bookmark: requestBookmark(ctx.db) };
 }

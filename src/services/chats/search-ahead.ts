@@ -44,6 +44,19 @@ export function rememberPlacement(caller: Caller, reach: Reach, kb: KnowledgeBas
   if (placements.size > REMEMBERED) placements.delete(placements.keys().next().value!);
 }
 
+/**
+ * Runs `authorized` (the read that authorizes the request): a refusal forgets what the caller reached there, so
+ * a revoked key or a lost membership starts no further search ahead (and pays for no further query embedding).
+ */
+export async function refusalForgets<T>(caller: Caller, reach: Reach, authorized: Promise<T>): Promise<T> {
+  try {
+    return await authorized;
+  } catch (e) {
+    placements.delete(keyOf(caller, reach));
+    throw e;
+  }
+}
+
 export interface SearchAhead {
   kb: KnowledgeBase;
   query: string;

@@ -1,4 +1,4 @@
-import type { TurnCommand, TurnOutcome } from "../../contracts/chat-session";
+import type { LateTurnParts, TurnCommand, TurnOutcome } from "../../contracts/chat-session";
 import { adoptTurnBookmark, BOOKMARK_HEADER } from "../../db/session";
 import type { Env } from "../../env";
 import { ApiError } from "../../lib/errors";
@@ -8,22 +8,36 @@ function stubOf(env: Env, chatId: string) {
   return env.CHAT_SESSION.get(env.CHAT_SESSION.idFromName(chatId));
 }
 
+/**
+ * A turn's request to its Durable Object: the command as the first line (the turn starts with it), then what
+ * the Worker was still working on when it sent it (LateTurnParts: the search ahead) as the second, when done.
+ */
+function turnRequest(cmd: TurnCommand, stream: boolean): RequestInit {
+  const { searchedAhead, ...json } = cmd;
+  const first = JSON.stringify({ ...json, stream }) + "\n";
+  const late: Promise<LateTurnParts> = (searchedAhead ?? Promise.resolve(undefined)).then(
+    (found) => (found ? { searchedAhead: found } : {}),
+    () => ({}),
+  );
+  const encoder = new TextEncoder();
+  const body = new ReadableStream<Uint8Array>({
+    async start(controller) {
+      controller.enqueue(encoder.encode(first));
+      controller.enqueue(encoder.encode(JSON.stringify(await late) + "\n"));
+      controller.close();
+    },
+  });
+  return { method: "POST", headers: { "Content-Type": "application/x-ndjson" }, body };
+}
+
 /** Runs a turn and streams its events (the DO's SSE response, passed through). */
 export function streamTurn(env: Env, cmd: TurnCommand): Promise<Response> {
-  return stubOf(env, cmd.chatId).fetch("https://chat-session/turn", {
-    method: "POST",
-    headers: { "Content-Type": "application/json" },
-    body: JSON.stringify({ ...cmd, stream: true }),
-  });
+  return stubOf(env, cmd.chatId).fetch("https://chat-session/turn", turnRequest(cmd, true));
 }
 
 /** Runs a turn to completion and returns its outcome (JSON sends, fast-query). */
 export async function runTurnJson(env: Env, cmd: TurnCommand): Promise<TurnOutcome> {
-  const res = await stubOf(env, cmd.chatId).fetch("https://chat-session/turn", {
-    method: "POST",
-    headers: { "Content-Type": "application/json" },
-    body: JSON.stringify({ ...cmd, stream: false }),
-  });
+  const res = await stubOf(env, cmd.chatId).fetch("https://chat-session/turn", turnRequest(cmd, false));
   if (!res.ok) throw new ApiError("not_found", "Chat not found");
   adoptTurnBookmark(cmd, res.headers.get(BOOKMARK_HEADER));
   return res.json<TurnOutcome>();

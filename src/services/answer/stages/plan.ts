@@ -94,7 +94,7 @@ async function gatherContext(ctx: TurnContext): Promise<Passage[]> {
 
 /** A search of the plan: the one the Worker ran ahead for this turn when it searched the same (src/services/chats/search-ahead.ts). */
 async function planSearch(ctx: TurnContext, query: string, limit: number): Promise<Passage[]> {
-  const ahead = ctx.req.searchedAhead;
+  const ahead = await ctx.req.searchedAhead;
   if (ahead && ahead.query === query && ahead.limit === limit && ctx.toolbox.get("kb__search")) return ahead.passages;
   return searchKb(ctx, query, limit);
 }

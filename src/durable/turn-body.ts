@@ -1,0 +1,29 @@
+import type { LateTurnParts, TurnCommand } from "../contracts/chat-session";
+
+/**
+ * Reads a turn's request (src/services/chats/session.ts): the command from its first line, at once, and what
+ * follows it on the second line (LateTurnParts) as a promise, so the turn starts before the Worker is done.
+ * A body without a second line (or with a malformed one) has no late parts.
+ */
+export async function readTurnBody(request: Request): Promise<{ cmd: TurnCommand; late: Promise<LateTurnParts> }> {
+  const reader = request.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let text = "";
+  let ended = false;
+  while (!text.includes("\n") && !ended) {
+    const { done, value } = await reader.read();
+    if (done) ended = true;
+    else text += value;
+  }
+  const cut = text.indexOf("\n");
+  const cmd = JSON.parse(cut < 0 ? text : text.slice(0, cut)) as TurnCommand;
+  let rest = cut < 0 ? "" : text.slice(cut + 1);
+  const late = (async (): Promise<LateTurnParts> => {
+    while (!ended) {
+      const { done, value } = await reader.read();
+      if (done) ended = true;
+      else rest += value;
+    }
+    return rest.trim() ? (JSON.parse(rest) as LateTurnParts) : {};
+  })().catch(() => ({}));
+  return { cmd, late };
+}
