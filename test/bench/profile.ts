@@ -11,9 +11,11 @@
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
 import { createOpenAIHandler } from "../servers/openai-chat.ts";
-import { api, setUpKnowledgeBase, sleep, startDevServer, uploadAndWait } from "./lib.ts";
+import { api, root, setUpKnowledgeBase, sleep, startDevServer, uploadAndWait } from "./lib.ts";
 
 const ANSWERS = Number(process.env.BENCH_ANSWERS ?? 40);
 const PORT = Number(process.env.BENCH_PORT ?? 8798);
@@ -32,13 +34,16 @@ async function sessions(): Promise<{ title: string; send: (method: string, param
     targets.map(async (t) => {
       // The inspector proxy accepts only local DevTools origins (undici's WebSocket takes headers).
       const ws = new WebSocket(t.webSocketDebuggerUrl, { headers: { Origin: "http://localhost" } } as unknown as string[]);
-      await new Promise((r, j) => ((ws.onopen = r), (ws.onerror = j)));
+      await new Promise((r, j) => {
+        ws.addEventListener("open", r);
+        ws.addEventListener("error", j);
+      });
       let next = 1;
       const waiting = new Map<number, (v: any) => void>();
-      ws.onmessage = (m) => {
+      ws.addEventListener("message", (m: MessageEvent) => {
         const msg = JSON.parse(String(m.data));
         if (msg.id && waiting.has(msg.id)) waiting.get(msg.id)!(msg.result ?? msg.error);
-      };
+      });
       const send = (method: string, params: object = {}) =>
         new Promise<any>((r) => {
           const id = next++;
@@ -50,39 +55,62 @@ async function sessions(): Promise<{ title: string; send: (method: string, param
   );
 }
 
-function summarise(p: Profile, title: string) {
+/** Where a bundled position came from (the dev bundle's source map), when the map can be read. */
+function sourceMapper(): (f: CallFrame) => string {
+  try {
+    const dir = path.join(root, ".wrangler/tmp");
+    const bundles = readdirSync(dir)
+      .filter((d) => d.startsWith("dev-") && existsSync(path.join(dir, d, "index.js.map")))
+      .map((d) => path.join(dir, d, "index.js.map"))
+      .sort((x, y) => statSync(y).mtimeMs - statSync(x).mtimeMs);
+    const { SourceMapConsumer } = createRequire(import.meta.url)("source-map-js");
+    const map = new SourceMapConsumer(JSON.parse(readFileSync(bundles[0], "utf8")));
+    return (f) => {
+      if (!f.url.endsWith("index.js")) return f.url;
+      const o = map.originalPositionFor({ line: f.lineNumber + 1, column: f.columnNumber });
+      return `${String(o.source ?? "?").replace(/^.*node_modules\//, "").replace(/^.*\/src\//, "src/")}:${o.line}`;
+    };
+  } catch {
+    return (f) => `${f.url.split("/").pop()}:${f.lineNumber + 1}`;
+  }
+}
+
+/**
+ * Self and inclusive samples per function. Samples are counted, not weighted by their time deltas: the sampler
+ * does not run while the isolate waits, so the first sample after a wait carries the whole wait.
+ */
+function summarise(p: Profile, title: string, where: (f: CallFrame) => string) {
   const byId = new Map(p.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
   for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
-  const self = new Map<number, number>();
-  p.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (p.timeDeltas[i] ?? 0) / 1000));
-  const key = (f: CallFrame) => `${f.functionName || "(anonymous)"} ${f.url.split("/").slice(-2).join("/")}:${f.lineNumber + 1}`;
+  const count = new Map<number, number>();
+  for (const id of p.samples) count.set(id, (count.get(id) ?? 0) + 1);
+  const key = (f: CallFrame) => `${f.functionName || "(anonymous)"} ${where(f)}`;
   const selfBy = new Map<string, number>();
   const inclBy = new Map<string, number>();
-  let total = 0;
-  let idle = 0;
-  for (const [id, ms] of self) {
-    const n = byId.get(id)!;
-    total += ms;
-    if (["(idle)", "(program)", "(garbage collector)"].includes(n.callFrame.functionName)) {
-      if (n.callFrame.functionName === "(idle)") idle += ms;
-    }
-    selfBy.set(key(n.callFrame), (selfBy.get(key(n.callFrame)) ?? 0) + ms);
+  let busy = 0;
+  for (const [id, n] of count) {
+    const frame = byId.get(id)!.callFrame;
+    if (frame.functionName === "(idle)") continue;
+    busy += n;
+    selfBy.set(key(frame), (selfBy.get(key(frame)) ?? 0) + n);
     const seen = new Set<string>();
     for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
       const k = key(byId.get(cur)!.callFrame);
       if (seen.has(k)) continue;
       seen.add(k);
-      inclBy.set(k, (inclBy.get(k) ?? 0) + ms);
+      inclBy.set(k, (inclBy.get(k) ?? 0) + n);
     }
   }
-  const busy = total - idle;
+  const deltas = [...p.timeDeltas].sort((a, b) => a - b);
+  const interval = deltas[Math.floor(deltas.length / 4)] / 1000; // the sampler's own pace while the isolate runs
+  const turns = ANSWERS * (MODE === "streams10" ? 10 : 1);
   const top = (m: Map<string, number>, n: number) =>
-    [...m].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, ms]) => `  ${(ms / ANSWERS).toFixed(3).padStart(8)} ms/turn  ${k}`);
-  console.log(`\n== ${title}: busy ${(busy / ANSWERS).toFixed(2)} ms per turn (sampled, excluding idle) ==`);
-  console.log("-- self --");
+    [...m].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, c]) => `  ${(c / turns).toFixed(2).padStart(7)}  ${k}`);
+  console.log(`\n== ${title}: ${(busy / turns).toFixed(1)} busy samples per turn, one every ~${interval.toFixed(2)} ms (~${((busy / turns) * interval).toFixed(1)} ms of the isolate per turn) ==`);
+  console.log("-- self samples per turn --");
   console.log(top(selfBy, 45).join("\n"));
-  console.log("-- inclusive --");
+  console.log("-- inclusive samples per turn --");
   console.log(top(inclBy, 70).join("\n"));
 }
 
@@ -137,7 +165,7 @@ async function main() {
     for (const s of ss) {
       const { profile } = (await s.send("Profiler.stop")) as { profile: Profile };
       if (process.env.BENCH_PROFILE_OUT) writeFileSync(`${process.env.BENCH_PROFILE_OUT}.${ss.indexOf(s)}.cpuprofile`, JSON.stringify(profile));
-      summarise(profile, s.title);
+      summarise(profile, s.title, sourceMapper());
       s.close();
     }
   } finally {
