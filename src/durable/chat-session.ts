@@ -104,6 +104,7 @@ export class ChatSession extends DurableObject<Env> {
       userMessageId: cmd.userMessageId,
       known,
       tabular: known ? cmd.tabular : undefined,
+      searchedAhead: cmd.searchedAhead,
     };
   }
 

@@ -9,6 +9,7 @@ import type { PromptExtras } from "./prompt";
 import type { SourceLedger } from "./sources";
 import type { ToolRunner } from "./tool-runner";
 import type { Emit, StopReason } from "../../contracts/turn";
+import type { SearchedAhead } from "../../contracts/chat-session";
 
 export interface TurnDeps {
   db: Database;
@@ -45,6 +46,8 @@ export interface TurnRequest extends Omit<TurnScope, "db" | "env" | "resources">
    * the turn's first steps instead of before them (src/services/answer/turn.ts).
    */
   known?: { nextSeq: number; count?: number; emptyHistory: boolean; recent?: Message[] };
+  /** A quick search already run for this turn (src/services/chats/search-ahead.ts): the plan uses it if it would search the same. */
+  searchedAhead?: SearchedAhead;
 }
 
 export interface TurnResult {

@@ -44,7 +44,7 @@ export async function planStage(ctx: TurnContext, history: History): Promise<Pla
   let context: Passage[];
   if (req.mode === "quick") {
     // Independent, and the quick search emits no events: memory and the knowledge base are searched together.
-    [context, passages] = await Promise.all([gatherContext(ctx), searchKb(ctx, query, req.chunkCount ?? QUICK_PASSAGES)]);
+    [context, passages] = await Promise.all([gatherContext(ctx), quickSearch(ctx, query, req.chunkCount ?? QUICK_PASSAGES)]);
   } else {
     context = await gatherContext(ctx);
     parts = decompose(req.content);
@@ -90,6 +90,13 @@ async function gatherContext(ctx: TurnContext): Promise<Passage[]> {
     }
   }
   return out;
+}
+
+/** The quick search: the one the Worker ran ahead for this turn when it searched the same (src/services/chats/search-ahead.ts). */
+async function quickSearch(ctx: TurnContext, query: string, limit: number): Promise<Passage[]> {
+  const ahead = ctx.req.searchedAhead;
+  if (ahead && ahead.query === query && ahead.limit === limit && ctx.toolbox.get("kb__search")) return ahead.passages;
+  return searchKb(ctx, query, limit);
 }
 
 async function searchKb(ctx: TurnContext, query: string, limit: number): Promise<Passage[]> {
