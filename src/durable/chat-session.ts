@@ -105,6 +105,7 @@ export class ChatSession extends DurableObject<Env> {
       known,
       tabular: known ? cmd.tabular : undefined,
       searchedAhead: cmd.searchedAhead,
+      memorySettings: cmd.memorySettings,
     };
   }
 

@@ -40,6 +40,7 @@ export async function runTurn(deps: TurnDeps, req: TurnRequest, emit: Emit, sign
   // The answer's id is known from the start: its checkpoints, the turn's lease and the final write share it.
   const assistantId = newId("msg");
   const { userMessage: announced, written, landed } = await startTurnRecord(deps, req, assistantId);
+  scope.questionMessageId = announced.id;
   // The supervisor looks at the lease when it would lapse (it settles the turn if this worker is gone by then).
   const watched = wakeSupervisor(deps.env, checkAfter(Date.now() + LEASE_MS));
   await emit({ type: "user_message", message: publicMessage(announced), ...(req.runId ? { run_id: req.runId } : {}) });
@@ -51,7 +52,11 @@ export async function runTurn(deps: TurnDeps, req: TurnRequest, emit: Emit, sign
 
   const metered = meterStage(ctx, assistantId);
   // An announced user message may still be on its way: the final write does not wait for it (it appends it if absent).
-  const [userMessage, assistantMessage] = await Promise.all([written, persistStage(ctx, assistantId, outcome, metered, nowIso(), landed() ? undefined : announced)]);
+  const [userMessage, assistantMessage] = await Promise.all([
+    written,
+    persistStage(ctx, assistantId, outcome, metered, nowIso(), landed() ? undefined : announced),
+    ...ctx.offPath.map((settled) => settled()),
+  ]);
   const usage = metered.usage;
   await watched;
   const doneExtras = await afterTurnStage(ctx, { userMessage, assistantMessage, outcome, usage });
@@ -69,8 +74,8 @@ export async function runTurn(deps: TurnDeps, req: TurnRequest, emit: Emit, sign
 }
 
 function turnScope(deps: TurnDeps, req: TurnRequest): TurnScope {
-  const { chat, kb, actor, subject, mode, streaming, runId, depth, tabular } = req;
-  return { db: deps.db, env: deps.env, chat, kb, actor, subject, mode, streaming, runId, depth, tabular, resources: new TurnResources() };
+  const { chat, kb, actor, subject, mode, streaming, runId, depth, tabular, memorySettings } = req;
+  return { db: deps.db, env: deps.env, chat, kb, actor, subject, mode, streaming, runId, depth, tabular, memorySettings, resources: new TurnResources() };
 }
 
 /**
@@ -121,6 +126,7 @@ function createContext(deps: TurnDeps, req: TurnRequest, scope: TurnScope, toolb
     contextMetadata: {},
     publishedSources: -1,
     userWritten,
+    offPath: [],
   };
 }
 

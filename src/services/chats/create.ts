@@ -11,7 +11,7 @@ import { assertSubjectParam, effectiveSubject } from "./access";
 import { appendMessage, createChat, getChat, publicChat, publicMessage, truncateTitle } from "./chats";
 import { storeChatImages } from "./images";
 import { readTurnState } from "./turn-reads";
-import { rememberPlacement, searchAhead, searchAheadResult } from "./search-ahead";
+import { rememberPlacement, turnSearchAhead, turnSearchedAhead } from "./search-ahead";
 import { requestBookmark } from "../../db/session";
 import { awaitFirstAnswer, chatIdTaken, firstMessageDigest, firstMessageOf, isSameCreate, type FirstMessage } from "./replay";
 import { answeredOrThrow, runTurnJson } from "./session";
@@ -145,7 +145,7 @@ async function createOrReplay(ctx: ServiceContext, body: CreateChatInput, replay
   }
   const images = body.images.length ? await storeChatImages(ctx, chat, body.images) : undefined;
   if (!body.message) {
-    rememberPlacement(caller, chat.id, kb);
+    rememberPlacement(caller, { chatId: chat.id }, kb);
     return { chat: publicChat((await getChat(db, chat.id))!) };
   }
   return firstTurn(ctx, body, kb, chat, { model, images, spend, userMessageId: firstMessage!.id });
@@ -215,10 +215,10 @@ async function replayCreate(
 /** Authorizes and validates a message for an existing chat (JSON send and stream alike): the turn command. */
 export async function sendCommand(ctx: ServiceContext, chatId: string, body: SendMessageInput): Promise<TurnCommand> {
   // A quick turn's search starts now, alongside the turn's read, when this caller reached the chat before (search-ahead.ts).
-  const ahead = searchAhead(ctx, chatId, body);
+  const ahead = turnSearchAhead(ctx, chatId, body);
   // The chat, its knowledge base, the credits and the transcript's end in one round trip (turn-reads.ts).
-  const { chat, kb, spend, transcript, tabular } = await readTurnState(ctx, chatId, body.external_subject_id);
-  rememberPlacement(ctx.caller, chat.id, kb);
+  const { chat, kb, spend, transcript, tabular, memorySettings } = await readTurnState(ctx, chatId, body.external_subject_id);
+  rememberPlacement(ctx.caller, { chatId: chat.id }, kb);
   const cmd = await prepareTurn(ctx, ctx.caller, chat, kb, {
     content: body.content,
     model: resolveModel(ctx, body.model),
@@ -228,9 +228,9 @@ export async function sendCommand(ctx: ServiceContext, chatId: string, body: Sen
     extras: body,
     spend,
   });
-  const searchedAhead = await searchAheadResult(ctx, ahead, kb, transcript);
+  const searchedAhead = await turnSearchedAhead(ctx, ahead, kb, transcript);
   // The turn's session starts where this request's is: it sees the caller's writes (nothing is written after).
-  return { ...cmd, chat, transcript, tabular, searchedAhead, bookmark: requestBookmark(ctx.db) };
+  return { ...cmd, chat, transcript, tabular, memorySettings, searchedAhead, bookmark: requestBookmark(ctx.db) };
 }
 
 /** The turn command of a message for a chat the caller was authorized for (authorizeChat). */
