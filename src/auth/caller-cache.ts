@@ -36,7 +36,7 @@ export async function sessionCaller(c: CallerRequest, token: string, onRefresh: 
   if (token.length < 20 || token.length > 200) return null;
   const hash = await sha256Hex(token);
   const asCaller = (s: ResolvedSession): UserCaller => ({ type: "user", user: s.user, sessionId: s.sessionId });
-  const fresh = resolveSession(c.db, token).then((s) => {
+  const fresh = resolveSession(c.db, token, hash).then((s) => {
     if (!s) {
       sessionUsers.delete(hash);
       return null;
@@ -59,7 +59,7 @@ export async function sessionCaller(c: CallerRequest, token: string, onRefresh: 
 /** The caller of an API key: from this isolate's cache (re-read alongside), or looked up now. */
 export async function keyCaller(c: CallerRequest, token: string): Promise<KeyCaller> {
   const hash = await sha256Hex(token);
-  const fresh = resolveApiKey(c.db, token).then(
+  const fresh = resolveApiKey(c.db, token, hash).then(
     ({ caller, touch }) => {
       if (touch) c.waitUntil(touch.catch((e) => console.error("last_used_at update failed", e)));
       remember(keys, hash, caller);

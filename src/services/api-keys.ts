@@ -147,6 +147,8 @@ export async function revokeApiKey(db: Database, id: string): Promise<void> {
 export async function resolveApiKey(
   db: Database,
   token: string,
+  /** sha256Hex(token), when the caller has it already (the caller cache's key). */
+  tokenHash?: string,
 ): Promise<{ caller: KeyCaller; touch: Promise<unknown> | null }> {
   if (!token.startsWith(KEY_PREFIX) || token.length > 200) throw new ApiError("unauthorized", "Invalid API key");
   const row = await db
@@ -154,7 +156,7 @@ export async function resolveApiKey(
     .from(apiKeys)
     .innerJoin(organizations, eq(organizations.id, apiKeys.organizationId))
     .leftJoin(organizationMembers, and(eq(organizationMembers.organizationId, apiKeys.organizationId), eq(organizationMembers.userId, apiKeys.createdBy)))
-    .where(eq(apiKeys.keyHash, await sha256Hex(token)))
+    .where(eq(apiKeys.keyHash, tokenHash ?? (await sha256Hex(token))))
     .get();
   if (!row) throw new ApiError("unauthorized", "Invalid API key");
   if (row.key.revokedAt) throw new ApiError("unauthorized", "This API key has been revoked");

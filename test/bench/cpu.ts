@@ -3,7 +3,9 @@
  * streamed token (a provider model streaming from a local OpenAI-compatible server), measured from outside as the
  * CPU time of the `wrangler dev` runtime processes (`workerd`, from /proc; Linux only) over sequential turns. The
  * per-token figure is the difference between long and short streamed answers divided by the tokens between them,
- * so a turn's fixed cost cancels out. Local D1 (SQLite) runs inside workerd and is counted too.
+ * so a turn's fixed cost cancels out. Local D1 (SQLite) runs inside workerd and is counted too. A bare request
+ * (`GET /health`, the same number) is measured as well: wrangler dev's own proxying of a request, which
+ * production does not have, is part of every figure.
  *
  *   BENCH_ANSWERS=40     quick answers (and streamed answers of each length)
  *   BENCH_PORT=8797
@@ -101,6 +103,9 @@ async function main() {
     const shortChats = await Promise.all(Array.from({ length: ANSWERS }, () => newChat("bench-model")));
     const longChats = await Promise.all(Array.from({ length: ANSWERS }, () => newChat("bench-model")));
     const pgid = server.pid!;
+    const bare = await measure(pgid, async () => {
+      for (let i = 0; i < ANSWERS; i++) await (await fetch(`${server.base}/health`)).text();
+    });
     const local = await measure(pgid, () => sequential(localChats, quick, false));
     const short = await measure(pgid, () => sequential(shortChats, streamed(false), true));
     const long = await measure(pgid, () => sequential(longChats, streamed(true), true));
@@ -114,6 +119,7 @@ async function main() {
         `  streamed answer of ${SHORT} tokens:       ${per(short.workerd, ANSWERS)} ms per answer  [${per(short.all, ANSWERS)} ms]`,
         `  streamed answer of ${LONG} tokens:      ${per(long.workerd, ANSWERS)} ms per answer  [${per(long.all, ANSWERS)} ms]`,
         `  per streamed token:                  ${per(long.workerd - short.workerd, tokens)} ms per token   [${per(long.all - short.all, tokens)} ms]`,
+        `  a bare request (GET /health):        ${per(bare.workerd, ANSWERS)} ms per request [${per(bare.all, ANSWERS)} ms]`,
         ``,
       ].join("\n"),
     );

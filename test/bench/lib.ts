@@ -50,6 +50,8 @@ export function startServer(stateDir: string, port: number, vars: Record<string,
   const all: Record<string, string> = { PUBLIC_BASE_URL: base, SIGNUP_THROTTLE_MAX: "0", RATE_LIMITS: "off", ...vars };
   const args = ["wrangler", "dev", "--port", String(port), "--ip", "127.0.0.1", "--persist-to", stateDir];
   for (const [k, v] of Object.entries(all)) args.push("--var", `${k}:${v}`);
+  // BENCH_INSPECTOR_PORT=<port>: the runtime's DevTools endpoint (bench:profile takes CPU profiles through it).
+  if (process.env.BENCH_INSPECTOR_PORT) args.push("--inspector-port", process.env.BENCH_INSPECTOR_PORT);
   return spawn("npx", args, { cwd: root, env, detached: true, stdio: ["ignore", process.env.BENCH_DEV_LOG ? "pipe" : "ignore", "pipe"] });
 }
 

@@ -39,9 +39,9 @@ export interface ResolvedSession {
   refreshedExpiresAt?: string;
 }
 
-export async function resolveSession(db: Database, token: string): Promise<ResolvedSession | null> {
+export async function resolveSession(db: Database, token: string, tokenHash?: string): Promise<ResolvedSession | null> {
   if (token.length < 20 || token.length > 200) return null;
-  const hash = await sha256Hex(token);
+  const hash = tokenHash ?? (await sha256Hex(token));
   const now = nowIso();
   const row = await db
     .select({ session: sessions, user: users })

@@ -54,18 +54,31 @@ function supervisorStub(env: Env) {
 let knownAlarmAt: number | null = null;
 
 /**
+ * A wake on its way to the supervisor: a wake for the same or a later time while it is in flight waits for it
+ * instead of making its own call (ten turns starting at once make one call, not ten).
+ */
+let inFlight: { atMs: number; done: Promise<void> } | null = null;
+
+/**
  * Makes sure a recovery pass runs no later than `atMs`. Called by every path that starts leased work or
  * records something to clean up, AFTER its write is committed. Never throws: the Cron Triggers wake the
  * supervisor too.
  */
 export async function wakeSupervisor(env: Env, atMs: number): Promise<void> {
   if (knownAlarmAt !== null && knownAlarmAt > Date.now() + 1_000 && knownAlarmAt <= atMs) return;
-  try {
-    knownAlarmAt = (await supervisorStub(env).wake(atMs)).alarm_at;
-  } catch (e) {
-    knownAlarmAt = null;
-    console.error("could not wake the supervisor (the cron safety net will):", e);
-  }
+  if (inFlight && inFlight.atMs <= atMs) return inFlight.done;
+  const done = (async () => {
+    try {
+      knownAlarmAt = (await supervisorStub(env).wake(atMs)).alarm_at;
+    } catch (e) {
+      knownAlarmAt = null;
+      console.error("could not wake the supervisor (the cron safety net will):", e);
+    }
+  })();
+  const entry = { atMs, done };
+  inFlight = entry;
+  await done;
+  if (inFlight === entry) inFlight = null;
 }
 
 /** Runs a pass now, in the supervisor (the cron safety net; tests). */
