@@ -4,6 +4,7 @@ import type { TurnCommand, TurnOutcome } from "../contracts/chat-session";
 import type { Database } from "../db/client";
 import { BOOKMARK_HEADER, openSessionDb } from "../db/session";
 import type { Env } from "../env";
+import { withSimulatedHops } from "../lib/distance";
 import { config } from "../lib/config";
 import { runTurn, type TurnDeps, type TurnRequest, type TurnResult } from "../services/answer/turn";
 import { TurnAbort, type TurnEvent } from "../contracts/turn";
@@ -44,6 +45,10 @@ declare module "../env" {
 }
 
 export class ChatSession extends DurableObject<Env> {
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, withSimulatedHops(env)); // untouched unless a benchmark simulates distance (src/lib/distance.ts)
+  }
+
   private active: ActiveTurn | null = null;
   /** What this object's own turns wrote to the transcript (whether a Worker's read is still current). */
   private readonly transcript = new TranscriptEnd();
