@@ -7,6 +7,9 @@ export interface SimulatedDb {
   SIMULATED_HOPS_TRACE?: string;
 }
 
+/** A statement as a trace line shows it: the column list of a select left out. */
+const brief = (sql: string) => sql.replace(/\s+/g, " ").replace(/^ ?select .*? from /i, "select … from ").slice(0, 200);
+
 /**
  * Simulated distance to the database, for `npm run bench:latency` only: with SIMULATED_D1_RTT_MS set
  * (never in production; the benchmark passes it with --var), every D1 round trip — a statement's
@@ -32,7 +35,7 @@ export function withSimulatedDistance(d1: D1Database, rttMs: string | undefined,
     get(t, prop, receiver) {
       const value = Reflect.get(t, prop, receiver);
       if (typeof value !== "function") return value;
-      if (prop === "prepare") return (sql: string) => delayed(value.call(t, sql) as object, STATEMENT, sql.slice(0, 160));
+      if (prop === "prepare") return (sql: string) => delayed(value.call(t, sql) as object, STATEMENT, brief(sql));
       if (prop === "batch")
         return async (...args: unknown[]) => (await gate(`batch of ${(args[0] as unknown[]).length}`), value.apply(t, args));
       return value.bind(t);

@@ -21,15 +21,21 @@ export function hopGate(kind: HopKind, rttMs: string | undefined, trace: string 
   const tracing = !!trace && trace !== "0";
   if (!(rtt > 0) && !tracing) return null;
   return async (what) => {
-    if (tracing) console.log(`[hop] ${kind} ${what}\n${callerStack()}`);
+    if (tracing) console.log(`[hop] ${kind} ${what.replace(/\s+/g, " ")} @ ${callerStack()}`);
     if (rtt > 0) await new Promise((r) => setTimeout(r, rtt));
   };
 }
 
-/** The stack of the code that made a hop, without the wrapper's own frames. */
+/** Frames that are the database driver's or this wrapper's, not the code that made the hop. */
+const PLUMBING = /^(callerStack|query|Object\.<anonymous>|null\.<anonymous>|async |dispatch\d*|D1Prepared|SQLite|QueryPromise|Drizzle|Reflect|Proxy|Promise)/;
+
+/** Who made a hop, innermost first: the function names of its stack (names survive bundling; paths do not). */
 function callerStack(): string {
-  const lines = (new Error().stack ?? "").split("\n").slice(1);
-  return lines.filter((l) => !/distance\.ts|node_modules|<anonymous>/.test(l)).slice(0, 8).join("\n");
+  const names = (new Error().stack ?? "")
+    .split("\n")
+    .map((l) => /^\s*at (?:async )?([^\s(]+)/.exec(l)?.[1] ?? "")
+    .filter((n) => n && !PLUMBING.test(n));
+  return names.slice(0, 6).join(" < ");
 }
 
 /** The variables this file reads (a subset of Env, so tests can pass plain objects). */

@@ -7,12 +7,11 @@ import { assertActive } from "../agents/agents";
 import { executeRunJson, executeRunStream } from "../agents/execute";
 import { cancelRun, chatAgentId, getRun, startRun, visibleRun } from "../agents/runs";
 import { runViewerOf } from "../../contracts/access";
-import { actorOf, assertCanSpend } from "../billing/metering";
+import { actorOf, assertCreditsLeft } from "../billing/metering";
 import { assertNotTerminated, ownsChat } from "../chats/access";
-import { getChat } from "../chats/chats";
 import { stopTurn } from "../chats/session";
 import { assertKnowledgeBaseActive, resolveModel } from "../chats/turns";
-import { getKnowledgeBase } from "../knowledge-bases";
+import { readRunState } from "../agents/run-reads";
 import { taskHistory } from "./history";
 import { cardOfAgent, STATE, taskOfRun, textOf, textPart } from "./protocol";
 
@@ -64,21 +63,24 @@ export class AgentTaskHandler implements A2ARequestHandler {
     }
     try {
       assertActive(this.agent);
+      // One round trip for everything below (the chat, the knowledge base, the credits, skills, data files).
+      const state = await readRunState(db, this.agent, msg.contextId);
       let chat = null;
       if (msg.contextId) {
-        chat = (await getChat(db, msg.contextId.toLowerCase())) ?? null;
+        chat = state.chat;
         // Only a conversation of this agent that this caller owns.
         if (!chat || chatAgentId(chat) !== this.agent.id || chat.tenantId !== this.agent.tenantId || !ownsChat(caller, chat, null)) {
           throw new RequestMalformedError(`contextId ${msg.contextId} is not a conversation of this agent`);
         }
         assertNotTerminated(chat);
       }
-      const kb = await getKnowledgeBase(db, this.agent.knowledgeBaseId);
+      const kb = state.kb;
       if (!kb) throw notFound("Knowledge base");
       assertKnowledgeBaseActive(kb);
       resolveModel(c, this.agent.config.model, "model");
-      await assertCanSpend(db, this.agent.tenantId);
+      assertCreditsLeft(state.tenant);
       return await startRun(db, {
+        reads: state.reads,
         agent: this.agent,
         kb,
         trigger: "api",

@@ -1,12 +1,11 @@
 import type { Agent, AgentRun } from "../../db/schema";
 import type { ServiceContext } from "../../contracts/context";
 import { notFound } from "../../lib/errors";
-import { actorOf, assertCanSpend } from "../billing/metering";
+import { actorOf, assertCreditsLeft } from "../billing/metering";
 import { assertNotTerminated, assertSubjectParam, ownsChat } from "../chats/access";
-import { getChat } from "../chats/chats";
 import { stopTurn } from "../chats/session";
 import { assertKnowledgeBaseActive, resolveModel } from "../chats/turns";
-import { getKnowledgeBase } from "../knowledge-bases";
+import { readRunState } from "./run-reads";
 import { assertActive } from "./agents";
 import { executeRunJson, executeRunStream } from "./execute";
 import { cancelRun, chatAgentId, getRun, listRuns, publicRun, visibleRun, startRun, type RunViewer, type StartRun } from "./runs";
@@ -33,21 +32,24 @@ async function prepareRun(ctx: ServiceContext, agent: Agent, body: RunRequest, s
   const db = ctx.db;
   assertSubjectParam(caller, body.external_subject_id);
   assertActive(agent);
+  // One round trip for everything below (the chat, the knowledge base, the credits, skills, data files).
+  const state = await readRunState(db, agent, body.chat_id);
   let chat = null;
   if (body.chat_id) {
-    chat = await getChat(db, body.chat_id.toLowerCase());
+    chat = state.chat;
     // Only a chat of this agent that the caller owns; anything else is not found.
     if (!chat || chatAgentId(chat) !== agent.id || chat.tenantId !== agent.tenantId || !ownsChat(caller, chat, body.external_subject_id)) {
       throw notFound("Chat");
     }
     assertNotTerminated(chat);
   }
-  const kb = await getKnowledgeBase(db, agent.knowledgeBaseId);
+  const kb = state.kb;
   if (!kb) throw notFound("Knowledge base");
   assertKnowledgeBaseActive(kb);
   resolveModel(ctx, agent.config.model, "model");
-  await assertCanSpend(db, agent.tenantId);
+  assertCreditsLeft(state.tenant);
   return startRun(db, {
+    reads: state.reads,
     agent,
     kb,
     trigger: "api",
