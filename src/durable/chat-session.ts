@@ -13,6 +13,7 @@ import { getChat, publicMessage } from "../services/chats/chats";
 import { getKnowledgeBase } from "../services/knowledge-bases";
 import { getModel } from "../services/models/registry";
 import { TranscriptEnd } from "./transcript-end";
+import { takeFinishedRun } from "../services/agents/hook";
 import { emptyToolSettings } from "../contracts/tools";
 
 /**
@@ -116,7 +117,13 @@ export class ChatSession extends DurableObject<Env> {
     const controller = new AbortController();
     const finished = this.transcript.follow(runTurn(deps, req, () => {}, controller.signal), req.known);
     this.track(controller, finished);
-    const result = outcome(await finished);
+    const done = await finished.catch((e: unknown) => {
+      takeFinishedRun(req.runId); // nothing left behind by a turn that failed after its hook
+      throw e;
+    });
+    // An agent run's hook finished the run: the Worker takes it from the outcome instead of finishing it again.
+    const run = takeFinishedRun(req.runId);
+    const result: TurnOutcome = run ? { ...outcome(done), run } : outcome(done);
     const bookmark = deps.bookmark?.();
     return Response.json(result, { headers: bookmark ? { [BOOKMARK_HEADER]: bookmark } : {} });
   }
