@@ -11,7 +11,7 @@ import { actorOf, assertCreditsLeft } from "../billing/metering";
 import { assertNotTerminated, ownsChat } from "../chats/access";
 import { stopTurn } from "../chats/session";
 import { assertKnowledgeBaseActive, resolveModel } from "../chats/turns";
-import { readRunState } from "../agents/run-reads";
+import { readRunState, type RunState } from "../agents/run-reads";
 import { taskHistory } from "./history";
 import { cardOfAgent, STATE, taskOfRun, textOf, textPart } from "./protocol";
 
@@ -35,6 +35,8 @@ export class AgentTaskHandler implements A2ARequestHandler {
     private readonly agent: Agent,
     /** The origin the agent was addressed at (its card's URLs). */
     private readonly origin: string,
+    /** The run's state, read with the agent (src/services/agents/run-reads.ts); null: read when a run starts. */
+    private readonly runState: RunState | null = null,
   ) {}
 
   async getAgentCard(): Promise<AgentCard> {
@@ -63,8 +65,10 @@ export class AgentTaskHandler implements A2ARequestHandler {
     }
     try {
       assertActive(this.agent);
-      // One round trip for everything below (the chat, the knowledge base, the credits, skills, data files).
-      const state = await readRunState(db, this.agent, msg.contextId);
+      // One round trip for everything below (the chat, the knowledge base, the credits, skills, data files),
+      // already made with the agent's own read when it was for this conversation.
+      const chatId = msg.contextId?.toLowerCase() ?? "";
+      const state = this.runState?.chatId === chatId ? this.runState : await readRunState(db, this.agent, msg.contextId);
       let chat = null;
       if (msg.contextId) {
         chat = state.chat;

@@ -104,8 +104,8 @@ export interface RunReads {
 
 /**
  * Creates the run (running) and its chat if needed, in one batch; returns the command that runs it in the chat's
- * DO. The command carries the chat and where its transcript ends when they are known (a new chat: it was just
- * written; a continued one: read by the caller), so the chat's Durable Object reads neither again.
+ * DO. The command carries the chat and where its transcript ends when they are known (a new chat without history:
+ * it was just written; a continued one: read by the caller), so the chat's Durable Object reads neither again.
  */
 export async function startRun(db: Database, s: StartRun & { reads?: RunReads }): Promise<{ run: AgentRun; chat: Chat; cmd: TurnCommand }> {
   const snapshot = s.reads ? snapshotOf(s.agent, s.content, s.reads.skills) : await buildSnapshot(db, s.agent, s.content);
@@ -123,7 +123,9 @@ export async function startRun(db: Database, s: StartRun & { reads?: RunReads })
     throw e;
   }
   const run = record.row ?? (results.at(-1) as AgentRun[])[0];
-  const transcript = s.chat ? s.reads?.transcript : { maxSeq: seeded.length, count: seeded.length };
+  // Known: a continued chat's end as the caller read it; a new chat's, empty. A seeded chat is left for the object
+  // to read (the inserts moved its row's message count and last message time).
+  const transcript = s.chat ? s.reads?.transcript : seeded.length ? undefined : { maxSeq: 0, count: 0 };
   const known = transcript ? { chat, transcript } : {};
   return { run, chat, cmd: { ...runCommand(s, snapshot, run, chat), ...known, ...(s.reads ? { tabular: s.reads.tabular } : {}) } };
 }
