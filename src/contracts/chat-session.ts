@@ -1,7 +1,7 @@
 import type { AgentRun, Chat, KnowledgeBase, Message, Source, TurnUsage } from "../db/schema";
 import type { PublicMessage } from "./messages";
-import type { Actor, ToolSettings } from "./tools";
-import type { AttachedArtifact } from "./turn";
+import type { Actor, ToolSettings, TurnScope } from "./tools";
+import type { AttachedArtifact, Passage } from "./turn";
 
 /**
  * The chat Durable Object's protocol (src/durable/chat-session.ts): what the Worker sends it to run a turn
@@ -41,8 +41,18 @@ export interface TurnCommand {
   transcript?: { maxSeq: number; count: number };
   /** Whether the knowledge base has a data file (read in the same batch; saves the toolbox a query). */
   tabular?: boolean;
+  /** The tenant's memory settings (read in the same batch; saves the turn's memory its queries). */
+  memorySettings?: TurnScope["memorySettings"];
+  /** The quick search the Worker ran alongside the turn's read (src/services/chats/search-ahead.ts): used if the pipeline would search the same. */
+  searchedAhead?: SearchedAhead;
   /** Where the Worker's D1 session was: the turn's session starts there (src/db/session.ts); absent: the primary. */
   bookmark?: string | null;
+}
+
+export interface SearchedAhead {
+  query: string;
+  limit: number;
+  passages: Passage[];
 }
 
 export interface TurnOutcome {

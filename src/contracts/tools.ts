@@ -1,6 +1,6 @@
 import type { JSONSchema7 } from "ai";
 import type { Database } from "../db/client";
-import type { Chat, KnowledgeBase, Message } from "../db/schema";
+import type { Chat, KnowledgeBase, MemoryMode, MemoryRetention, Message } from "../db/schema";
 import type { Env } from "../env";
 import type { Emit, Passage } from "./turn";
 import type { TurnResources } from "./resources";
@@ -86,6 +86,10 @@ export interface TurnScope {
   resources?: TurnResources;
   /** Whether the knowledge base has a data file, when read with the turn's one batch (absent: the sql provider asks). */
   tabular?: boolean;
+  /** The id of the user message this turn answers, once the turn started (its write may not have landed yet). */
+  questionMessageId?: string;
+  /** The tenant's memory settings, when read with the turn's one batch (absent: the memory provider asks). */
+  memorySettings?: { mode: MemoryMode; retention: MemoryRetention };
 }
 
 export interface ToolCallContext {

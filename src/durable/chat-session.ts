@@ -110,6 +110,8 @@ export class ChatSession extends DurableObject<Env> {
       userMessageId: cmd.userMessageId,
       known,
       tabular: known ? cmd.tabular : undefined,
+      searchedAhead: cmd.searchedAhead,
+      memorySettings: cmd.memorySettings,
     };
   }
 

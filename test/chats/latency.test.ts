@@ -1,7 +1,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { uploadFile, waitForDocument } from "../documents/doc-helpers";
-import { addMember, API, call, createKey, expectError, expectStatus, fetchWorker } from "../helpers";
+import { addMember, API, call, createKey, createOrg, expectError, expectStatus, fetchWorker } from "../helpers";
+import { memoryKb, setMemorySettings } from "../memory/memory-helpers";
 import { kbWithDocument, newChat, readSse, streamMessage, upstreamRequests } from "./chat-helpers";
 
 /**
@@ -49,6 +50,28 @@ describe("latency shortcuts keep every read after a write", () => {
     expectStatus(await call(`/billing/organizations/${org.id}/credits`, { ...auth, body: { amount: 10 } }), 200);
     expectStatus(await call(`/billing/tenants/${kb.tenant_id}/credits`, { ...auth, body: { amount: 10 } }), 200);
     expectStatus(await call(`/chats/${chat.id}/messages`, { ...auth, body: turn("Where do visitors park?") }), 200);
+  });
+
+  it("a turn started right after a memory setting changes follows it; what it remembers gets its message as source", async () => {
+    const org = await createOrg();
+    const kb = await memoryKb(org, "subject");
+    const auth = { cookie: org.owner.cookie };
+    const { chat } = await newChat(auth, kb);
+    const remember = (fact: string) => turn(`Remember that ${fact}`);
+    const memories = async () => expectStatus(await call(`/tenants/${org.tenantId}/memories`, auth), 200);
+    // The tenant's memory is off (the default): nothing is kept.
+    expectStatus(await call(`/chats/${chat.id}/messages`, { ...auth, body: remember("my locker is number 815.") }), 200);
+    expect((await memories()).total).toBe(0);
+    // Switched on just before the next turn, which reads the settings in its one batch.
+    await setMemorySettings(org, { mode: "durable", retention: "explicit_only" });
+    const r = expectStatus(await call(`/chats/${chat.id}/messages`, { ...auth, body: remember("my project code is ZEBRA-42.") }), 200);
+    const kept = (await memories()).memories;
+    expect(kept).toHaveLength(1);
+    expect(kept[0]).toMatchObject({ source_chat_id: chat.id, source_message_id: r.user_message.id });
+    // And off again: the next turn neither recalls nor keeps.
+    await setMemorySettings(org, { mode: "disabled" });
+    const off = expectStatus(await call(`/chats/${chat.id}/messages`, { ...auth, body: turn("What is my project code?") }), 200);
+    expect(off.assistant_message.metadata.sources.some((s: any) => s.filename === "Memory")).toBe(false);
   });
 
   it("a cached API key that is revoked is refused by the very next request, streamed or not", async () => {

@@ -36,7 +36,7 @@ const CAPABILITIES = [
 // Drivers: services that start turns (chat sends, fast-query, agent runs, the OpenAI-compatible API, the
 // A2A and MCP servers).
 const DRIVERS = [
-  /^src\/services\/chats\/(create|queries|turns|session)\.ts$/,
+  /^src\/services\/chats\/(create|queries|turns|session|search-ahead)\.ts$/,
   /^src\/services\/(agents|openai)\//,
   /^src\/services\/a2a\/(server|rpc)\.ts$/,
   /^src\/services\/mcp\/kb-server\.ts$/,

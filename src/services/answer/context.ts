@@ -9,6 +9,7 @@ import type { PromptExtras } from "./prompt";
 import type { SourceLedger } from "./sources";
 import type { ToolRunner } from "./tool-runner";
 import type { Emit, StopReason } from "../../contracts/turn";
+import type { SearchedAhead } from "../../contracts/chat-session";
 
 export interface TurnDeps {
   db: Database;
@@ -45,6 +46,8 @@ export interface TurnRequest extends Omit<TurnScope, "db" | "env" | "resources">
    * the turn's first steps instead of before them (src/services/answer/turn.ts).
    */
   known?: { nextSeq: number; count?: number; emptyHistory: boolean; recent?: Message[] };
+  /** A quick search already run for this turn (src/services/chats/search-ahead.ts): the plan uses it if it would search the same. */
+  searchedAhead?: SearchedAhead;
 }
 
 export interface TurnResult {
@@ -75,8 +78,10 @@ export interface TurnContext {
   contextMetadata: Record<string, unknown>;
   /** How many sources the last `sources` event carried (-1: none sent yet). */
   publishedSources: number;
-  /** The user message's write: the answer's checkpoints and final write come after it. */
+  /** The user message's write: the answer's checkpoints come after it. */
   userWritten: Promise<Message>;
+  /** Writes the turn makes off its path (a deep turn's todo list): `done` waits until each has settled. */
+  offPath: Array<() => Promise<void>>;
   /** The chat's messages since its summary, before this turn (set by the history stage). */
   transcript?: Message[];
 }

@@ -39,7 +39,8 @@ export async function runTurn(deps: TurnDeps, req: TurnRequest, emit: Emit, sign
   const toolbox = assembleToolbox(scope, req.tools, deps.capabilities.tools);
   // The answer's id is known from the start: its checkpoints, the turn's lease and the final write share it.
   const assistantId = newId("msg");
-  const { userMessage: announced, written } = await startTurnRecord(deps, req, assistantId);
+  const { userMessage: announced, written, landed } = await startTurnRecord(deps, req, assistantId);
+  scope.questionMessageId = announced.id;
   // The supervisor looks at the lease when it would lapse (it settles the turn if this worker is gone by then).
   const watched = wakeSupervisor(deps.env, checkAfter(Date.now() + LEASE_MS));
   await emit({ type: "user_message", message: publicMessage(announced), ...(req.runId ? { run_id: req.runId } : {}) });
@@ -49,9 +50,13 @@ export async function runTurn(deps: TurnDeps, req: TurnRequest, emit: Emit, sign
   const outcome = await answer(ctx, announced, checkpoint).finally(() => scope.resources?.closeAll());
   await checkpoint.close();
 
-  const userMessage = await written;
   const metered = meterStage(ctx, assistantId);
-  const assistantMessage = await persistStage(ctx, assistantId, outcome, metered, nowIso());
+  // An announced user message may still be on its way: the final write does not wait for it (it appends it if absent).
+  const [userMessage, assistantMessage] = await Promise.all([
+    written,
+    persistStage(ctx, assistantId, outcome, metered, nowIso(), landed() ? undefined : announced),
+    ...ctx.offPath.map((settled) => settled()),
+  ]);
   const usage = metered.usage;
   await watched;
   const doneExtras = await afterTurnStage(ctx, { userMessage, assistantMessage, outcome, usage });
@@ -69,16 +74,21 @@ export async function runTurn(deps: TurnDeps, req: TurnRequest, emit: Emit, sign
 }
 
 function turnScope(deps: TurnDeps, req: TurnRequest): TurnScope {
-  const { chat, kb, actor, subject, mode, streaming, runId, depth, tabular } = req;
-  return { db: deps.db, env: deps.env, chat, kb, actor, subject, mode, streaming, runId, depth, tabular, resources: new TurnResources() };
+  const { chat, kb, actor, subject, mode, streaming, runId, depth, tabular, memorySettings } = req;
+  return { db: deps.db, env: deps.env, chat, kb, actor, subject, mode, streaming, runId, depth, tabular, memorySettings, resources: new TurnResources() };
 }
 
 /**
  * The user message's write, which also records the turn and its lease. When the chat's Durable Object knows where
  * the transcript ends (`req.known`), the message is announced at once and written alongside the turn's first steps
- * (history, search): every later write of the turn waits for it (`ctx.userWritten`). Otherwise it is written first.
+ * (history, search): the checkpoints wait for it (`ctx.userWritten`), and the final write appends the message itself
+ * if it has not landed yet (so a quick answer does not wait for it). Otherwise it is written first.
  */
-async function startTurnRecord(deps: TurnDeps, req: TurnRequest, assistantId: string): Promise<{ userMessage: Message; written: Promise<Message> }> {
+async function startTurnRecord(
+  deps: TurnDeps,
+  req: TurnRequest,
+  assistantId: string,
+): Promise<{ userMessage: Message; written: Promise<Message>; landed: () => boolean }> {
   const metadata = {
     ...(req.images?.length ? { imageUrls: req.images.map((i) => i.url) } : {}),
     ...(req.attachments?.length ? { attachedArtifactIds: req.attachments.map((a) => a.id) } : {}),
@@ -88,15 +98,17 @@ async function startTurnRecord(deps: TurnDeps, req: TurnRequest, assistantId: st
   const known = req.userMessageId ? undefined : req.known;
   if (!known) {
     const written = await beginTurn(deps.db, req.chat.id, { id: req.userMessageId, content: req.content, metadata }, turn);
-    return { userMessage: written, written: Promise.resolve(written) };
+    return { userMessage: written, written: Promise.resolve(written), landed: () => true };
   }
   const draft: Message = { id: newId("msg"), chatId: req.chat.id, seq: known.nextSeq, role: "user", content: req.content, status: "complete", metadata, createdAt: nowIso() };
-  const written = beginTurn(deps.db, req.chat.id, { id: draft.id, content: draft.content, metadata, createdAt: draft.createdAt }, turn).then((m) => {
+  let landed = false;
+  const written = beginTurn(deps.db, req.chat.id, { id: draft.id, content: draft.content, metadata, createdAt: draft.createdAt }, turn, true).then((m) => {
+    landed = true;
     if (m.seq !== draft.seq) console.warn(`chat ${req.chat.id}: user message ${m.id} was announced at seq ${draft.seq} and written at ${m.seq}`);
     return m;
   });
   written.catch(() => {}); // awaited by the checkpoints and the final write
-  return { userMessage: draft, written };
+  return { userMessage: draft, written, landed: () => landed };
 }
 
 function createContext(deps: TurnDeps, req: TurnRequest, scope: TurnScope, toolbox: Toolbox, emit: Emit, signal: AbortSignal, userWritten: Promise<Message>): TurnContext {
@@ -114,6 +126,7 @@ function createContext(deps: TurnDeps, req: TurnRequest, scope: TurnScope, toolb
     contextMetadata: {},
     publishedSources: -1,
     userWritten,
+    offPath: [],
   };
 }
 

@@ -74,30 +74,48 @@ export async function batchWithRetry(d1: D1Database, statements: () => Stmt[]): 
   }
 }
 
+/** The user's message appended after the chat's last message; with `ifAbsent`, nothing happens when its id is already there. */
+export function insertUserStatement(
+  d1: D1Database,
+  chatId: string,
+  m: { id: string; content: string; metadata: MessageMetadata; createdAt: string },
+  ifAbsent: boolean,
+): Stmt {
+  return d1
+    .prepare(
+      `INSERT INTO messages (id, chat_id, seq, role, content, status, metadata, created_at)
+       SELECT ?1, ?2, COALESCE(MAX(seq), 0) + 1, 'user', ?3, 'complete', ?4, ?5 FROM messages WHERE chat_id = ?2
+       ${ifAbsent ? "ON CONFLICT (id) DO NOTHING" : ""}`,
+    )
+    .bind(m.id, chatId, m.content, JSON.stringify(m.metadata), m.createdAt);
+}
+
 /**
  * The turn starts: the user's message is appended and the chat records the turn and its lease, in one write. A
  * given `userMessageId` makes a retried start find its message instead of adding another (a unique violation).
+ *
+ * An announced turn (`announced`: its message id was chosen by the chat's Durable Object, which does not wait for
+ * this write) races its own final write, which appends the user message too when it is not there yet
+ * (src/services/answer/stages/finish.ts): so a quick answer is done one round trip sooner. Whichever lands second
+ * finds the message there and adds nothing, and a turn already finished records no lease.
  */
 export async function beginTurn(
   db: Database,
   chatId: string,
   user: { id?: string; content: string; metadata: MessageMetadata; createdAt?: string },
   turn: { messageId: string; leaseUntil: string },
+  announced = false,
 ): Promise<Message> {
   const d1 = db.$client;
-  const id = user.id ?? newId("msg");
-  const createdAt = user.createdAt ?? nowIso();
+  const m = { ...user, id: user.id ?? newId("msg"), createdAt: user.createdAt ?? nowIso() };
   const results = await batchWithRetry(d1, () => [
+    insertUserStatement(d1, chatId, m, announced),
     d1
-      .prepare(
-        `INSERT INTO messages (id, chat_id, seq, role, content, status, metadata, created_at)
-         SELECT ?1, ?2, COALESCE(MAX(seq), 0) + 1, 'user', ?3, 'complete', ?4, ?5 FROM messages WHERE chat_id = ?2
-         RETURNING id, chat_id, seq, role, content, status, metadata, created_at`,
-      )
-      .bind(id, chatId, user.content, JSON.stringify(user.metadata), createdAt),
-    d1.prepare("UPDATE chats SET turn_message_id = ?2, turn_lease_expires_at = ?3 WHERE id = ?1").bind(chatId, turn.messageId, turn.leaseUntil),
+      .prepare("UPDATE chats SET turn_message_id = ?2, turn_lease_expires_at = ?3 WHERE id = ?1 AND NOT EXISTS (SELECT 1 FROM messages WHERE id = ?2)")
+      .bind(chatId, turn.messageId, turn.leaseUntil),
+    d1.prepare("SELECT id, chat_id, seq, role, content, status, metadata, created_at FROM messages WHERE id = ?1").bind(m.id),
   ]);
-  return messageOfRow(results[0].results[0] as Row);
+  return messageOfRow(results[2].results[0] as Row);
 }
 
 /** What an interrupted turn's answer says when nothing had been saved yet. */

@@ -11,6 +11,7 @@ import { assertSubjectParam, effectiveSubject } from "./access";
 import { appendMessage, createChat, getChat, publicChat, publicMessage, truncateTitle } from "./chats";
 import { storeChatImages } from "./images";
 import { readTurnState } from "./turn-reads";
+import { rememberPlacement, turnSearchAhead, turnSearchedAhead } from "./search-ahead";
 import { requestBookmark } from "../../db/session";
 import { awaitFirstAnswer, chatIdTaken, firstMessageDigest, firstMessageOf, isSameCreate, type FirstMessage } from "./replay";
 import { answeredOrThrow, runTurnJson } from "./session";
@@ -143,7 +144,10 @@ async function createOrReplay(ctx: ServiceContext, body: CreateChatInput, replay
     await appendMessage(db, chat.id, { role: m.role, content: m.content, status: m.status, metadata: shareSafeMetadata(m.metadata) ?? {} });
   }
   const images = body.images.length ? await storeChatImages(ctx, chat, body.images) : undefined;
-  if (!body.message) return { chat: publicChat((await getChat(db, chat.id))!) };
+  if (!body.message) {
+    rememberPlacement(caller, { chatId: chat.id }, kb);
+    return { chat: publicChat((await getChat(db, chat.id))!) };
+  }
   return firstTurn(ctx, body, kb, chat, { model, images, spend, userMessageId: firstMessage!.id });
 }
 
@@ -210,8 +214,11 @@ async function replayCreate(
 
 /** Authorizes and validates a message for an existing chat (JSON send and stream alike): the turn command. */
 export async function sendCommand(ctx: ServiceContext, chatId: string, body: SendMessageInput): Promise<TurnCommand> {
+  // A quick turn's search starts now, alongside the turn's read, when this caller reached the chat before (search-ahead.ts).
+  const ahead = turnSearchAhead(ctx, chatId, body);
   // The chat, its knowledge base, the credits and the transcript's end in one round trip (turn-reads.ts).
-  const { chat, kb, spend, transcript, tabular } = await readTurnState(ctx, chatId, body.external_subject_id);
+  const { chat, kb, spend, transcript, tabular, memorySettings } = await readTurnState(ctx, chatId, body.external_subject_id);
+  rememberPlacement(ctx.caller, { chatId: chat.id }, kb);
   const cmd = await prepareTurn(ctx, ctx.caller, chat, kb, {
     content: body.content,
     model: resolveModel(ctx, body.model),
@@ -221,8 +228,9 @@ export async function sendCommand(ctx: ServiceContext, chatId: string, body: Sen
     extras: body,
     spend,
   });
+  const searchedAhead = await turnSearchedAhead(ctx, ahead, kb, transcript);
   // The turn's session starts where this request's is: it sees the caller's writes (nothing is written after).
-  return { ...cmd, chat, transcript, tabular, bookmark: requestBookmark(ctx.db) };
+  return { ...cmd, chat, transcript, tabular, memorySettings, searchedAhead, bookmark: requestBookmark(ctx.db) };
 }
 
 /** The turn command of a message for a chat the caller was authorized for (authorizeChat). */

@@ -9,6 +9,7 @@ import { assertSubjectParam, authorizeChat } from "./access";
 import { createChat } from "./chats";
 import { titleFrom } from "./create";
 import { answeredOrThrow, runTurnJson } from "./session";
+import { rememberPlacement, searchAhead, searchedAhead } from "./search-ahead";
 import { assertExtrasResolvable, assertKnowledgeBaseActive, prepareTurn, resolveModel } from "./turns";
 
 /** The knowledge base a query names, authorized for query:rag and active. */
@@ -91,9 +92,12 @@ interface RawChunk {
 /** POST /chats/fast-raw-query (and raw-query): retrieval only, the best chunks grouped by document, best first. */
 export async function rawQuery(ctx: ServiceContext, body: RawQueryInput) {
   assertSubjectParam(ctx.caller, body.external_subject_id);
-  const kb = await queryableKnowledgeBase(ctx, body.knowledge_base_id);
   const query = (body.content ?? body.query)!;
-  const passages = await createRetriever(ctx.db, ctx.env, kb, actorOf(ctx.caller))(query, body.chunk_count);
+  // Started alongside the knowledge base's authorization when this caller searched it before (search-ahead.ts).
+  const ahead = searchAhead(ctx, { knowledgeBaseId: body.knowledge_base_id }, query, body.chunk_count);
+  const kb = await queryableKnowledgeBase(ctx, body.knowledge_base_id);
+  rememberPlacement(ctx.caller, { knowledgeBaseId: kb.id }, kb);
+  const passages = (await searchedAhead(ctx, ahead, kb)) ?? (await createRetriever(ctx.db, ctx.env, kb, actorOf(ctx.caller))(query, body.chunk_count));
   const groups = new Map<string, { document_id: string | null; filename: string | null; best: number; chunks: RawChunk[] }>();
   for (const p of passages) {
     const key = p.document_id ?? p.url ?? "";

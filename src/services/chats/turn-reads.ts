@@ -2,18 +2,19 @@ import { and, eq, sql } from "drizzle-orm";
 import { primeMembership } from "../../auth/authorize";
 import { verifiedCaller } from "../../auth/caller-check";
 import { loadAuthorized } from "../../auth/load";
-import { chats, documents, knowledgeBases, messages, organizationMembers, organizations, tenants } from "../../db/schema";
+import { chats, documents, knowledgeBases, messages, organizationMembers, organizations, tenantMemorySettings, tenants } from "../../db/schema";
 import { notFound } from "../../lib/errors";
 import type { ServiceContext } from "../../contracts/context";
 import { assertCreditsLeft } from "../billing/metering";
 import { tabularDocumentWhere } from "../tables/service";
+import { DEFAULT_MEMORY_SETTINGS, type MemorySettings } from "../memory/settings";
 import { assertSubjectParam, ownsChat } from "./access";
 import { chatScope } from "./chats";
 
 /**
  * Everything a new turn on an existing chat reads before it starts, in ONE D1 round trip (README "Latency"): the
  * chat, its knowledge base, its tenant's credits, where its transcript ends (the last `seq` and the number of
- * messages), whether the knowledge base has a data file (the toolbox's `sql__query`) and, for a signed-in user,
+ * messages), whether the knowledge base has a data file (the toolbox's `sql__query`), the tenant's memory settings and, for a signed-in user,
  * their membership in the chat's organization (what authorize would read). The knowledge base and the tenant are found through the chat inside the statements, so nothing waits
  * for the chat first. The transcript's end travels with the turn to the chat's Durable Object, which then neither
  * reads the chat again nor waits for the user message's write before its first event (src/durable/chat-session.ts).
@@ -26,7 +27,7 @@ export async function readTurnState(c: ServiceContext, chatId: string, externalS
   const initial = c.caller;
   const userId = initial.type === "user" ? initial.user.id : "";
   // The caller's re-read (a cached key or session, src/auth/caller-cache.ts) runs alongside the batch.
-  const [[chatRows, kbRows, tenantRows, transcriptRows, tabularRows, memberRows], verified] = await Promise.all([db.batch([
+  const [[chatRows, kbRows, tenantRows, transcriptRows, tabularRows, memberRows, memoryRows], verified] = await Promise.all([db.batch([
     db.select().from(chats).where(eq(chats.id, id)),
     db.select().from(knowledgeBases).where(eq(knowledgeBases.id, ofChat("knowledge_base_id"))),
     db.select({ pool: tenants.creditsPool, used: tenants.creditsUsed }).from(tenants).where(eq(tenants.id, ofChat("tenant_id"))),
@@ -38,6 +39,8 @@ export async function readTurnState(c: ServiceContext, chatId: string, externalS
       .from(organizationMembers)
       .innerJoin(organizations, eq(organizations.id, organizationMembers.organizationId))
       .where(and(eq(organizationMembers.organizationId, ofChat("organization_id")), eq(organizationMembers.userId, userId))),
+    // The tenant's memory settings: the turn's memory needs no query of its own (src/services/memory/settings.ts).
+    db.select({ mode: tenantMemorySettings.mode, retention: tenantMemorySettings.retention }).from(tenantMemorySettings).where(eq(tenantMemorySettings.tenantId, ofChat("tenant_id"))),
   ]), verifiedCaller(c)]);
   const caller = verified!;
   if (caller.type === "user" && chatRows[0]) primeMembership(caller, chatRows[0].organizationId, memberRows[0] ?? null);
@@ -55,5 +58,6 @@ export async function readTurnState(c: ServiceContext, chatId: string, externalS
     spend.catch(() => {});
   }
   const transcript = { maxSeq: Number(transcriptRows[0]?.maxSeq ?? 0), count: Number(transcriptRows[0]?.count ?? 0) };
-  return { chat, kb, spend, transcript, tabular: tabularRows.length > 0 };
+  const memorySettings: MemorySettings = memoryRows[0] ?? { ...DEFAULT_MEMORY_SETTINGS };
+  return { chat, kb, spend, transcript, tabular: tabularRows.length > 0, memorySettings };
 }

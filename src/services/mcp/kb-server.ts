@@ -12,6 +12,7 @@ import { createChat, truncateTitle } from "../chats/chats";
 import { answeredOrThrow, runTurnJson } from "../chats/session";
 import { prepareTurn, resolveModel } from "../chats/turns";
 import { getKnowledgeBase, knowledgeBaseScope } from "../knowledge-bases";
+import { rememberPlacement, searchAhead, searchedAhead } from "../chats/search-ahead";
 
 /**
  * Each knowledge base as an MCP server: POST /api/v1/mcp (Streamable HTTP,
@@ -90,8 +91,12 @@ async function listKnowledgeBasesTool(ctx: Ctx, key: KeyCaller) {
 }
 
 async function searchKbTool(ctx: Ctx, key: KeyCaller, input: { query: string; knowledge_base_id?: string; limit?: number }) {
+  const limit = input.limit ?? 6;
+  // Started alongside the knowledge base's authorization when this caller searched it before (search-ahead.ts).
+  const ahead = input.knowledge_base_id ? searchAhead(ctx, { knowledgeBaseId: input.knowledge_base_id }, input.query, limit) : null;
   const kb = await resolveKb(ctx, key, input.knowledge_base_id);
-  const found = await createRetriever(ctx.db, ctx.env, kb, actorOf(key))(input.query, input.limit ?? 6);
+  rememberPlacement(key, { knowledgeBaseId: kb.id }, kb);
+  const found = (await searchedAhead(ctx, ahead, kb)) ?? (await createRetriever(ctx.db, ctx.env, kb, actorOf(key))(input.query, limit));
   const passages = passagesToSources(found);
   return text(renderPassages(passages), { knowledge_base_id: kb.id, results: passages });
 }

@@ -66,9 +66,11 @@ export async function memorySpaceFor(
   db: Database,
   kb: Pick<KnowledgeBase, "id" | "organizationId" | "tenantId" | "kbMemoryMode">,
   subjectId: string,
+  /** The tenant's settings when the caller read them already (a turn's one batch). */
+  known?: MemorySettings,
 ): Promise<MemorySpace | null> {
   if (kb.kbMemoryMode === "disabled" || !subjectId) return null;
-  const settings = await getMemorySettings(db, kb.tenantId);
+  const settings = known ?? (await getMemorySettings(db, kb.tenantId));
   if (kb.kbMemoryMode === "subject" && settings.mode !== "durable") return null;
   const knowledgeBaseId = kb.kbMemoryMode === "kb_restricted" ? kb.id : null;
   return {

@@ -53,10 +53,15 @@ export function memoryPassages(recalled: RecalledMemory[]): Passage[] {
   }));
 }
 
-/** The chat's latest user message (the one this turn answers), when already stored. */
+/**
+ * The user message this turn answers, when already stored (its write may still be on its way: the after-turn
+ * hook then sets it). Without the turn's own id, the chat's latest user message.
+ */
 async function currentUserMessageId(scope: TurnScope): Promise<string | null> {
   const row = await scope.db.get<{ id: string }>(
-    sql`SELECT id FROM messages WHERE chat_id = ${scope.chat.id} AND role = 'user' ORDER BY seq DESC LIMIT 1`,
+    scope.questionMessageId
+      ? sql`SELECT id FROM messages WHERE id = ${scope.questionMessageId}`
+      : sql`SELECT id FROM messages WHERE chat_id = ${scope.chat.id} AND role = 'user' ORDER BY seq DESC LIMIT 1`,
   );
   return row?.id ?? null;
 }
@@ -96,7 +101,7 @@ export async function applyCommands(scope: TurnScope, space: MemorySpace, questi
 export const memoryContext: ContextProvider = {
   name: "memory",
   async gather(scope, question) {
-    const space = await memorySpaceFor(scope.db, scope.kb, scope.subject);
+    const space = await memorySpaceFor(scope.db, scope.kb, scope.subject, scope.memorySettings);
     if (!space) return null;
     const { thoughts, query } = await applyCommands(scope, space, question);
     const recalled = await recallMemories({ env: scope.env, db: scope.db, actor: scope.actor }, space, query);
@@ -162,9 +167,10 @@ export async function extractAfterTurn(
 export const memoryAfterTurn: AfterTurnHook = {
   name: "memory",
   async run(scope, turn, emit) {
-    const space = await memorySpaceFor(scope.db, scope.kb, scope.subject);
+    const space = await memorySpaceFor(scope.db, scope.kb, scope.subject, scope.memorySettings);
     if (!space) return;
-    await setSourceMessage(scope.db, scope.chat.id, turn.userMessage.id);
+    // What "remember that …" stored before the user message was written gets it as its source.
+    if (explicitCommands(turn.question).remember.length) await setSourceMessage(scope.db, scope.chat.id, turn.userMessage.id);
     if (space.retention !== "automatic") return;
     const written = await extractAfterTurn(scope, space, turn);
     for (const w of written) await emit({ type: "agent_thought", content: `${w.created ? "Remembered" : "Updated memory"}: ${quote(w.content)}` });

@@ -78,6 +78,11 @@ export interface SearchOptions {
   timings?: Record<string, number>;
   /** Who asked: recorded on the usage log when the query embedding is paid (openai, workers-ai). */
   actor?: Actor | null;
+  /**
+   * Given: a paid query embedding is reported here instead of recorded (a search started before its request was
+   * authorized is charged only once it is: src/services/chats/search-ahead.ts).
+   */
+  onEmbeddingUsage?: (usage: { model: string; tokens: number }) => void;
 }
 
 /** The query as an FTS5 expression of quoted terms joined by OR; null when it has no word characters. */
@@ -89,21 +94,22 @@ export function ftsQuery(query: string): string | null {
 type Row = Pick<LexicalRow, "id" | "document_id" | "heading" | "page" | "filename" | "source_url"> & { body?: string };
 
 /**
- * Live chunk rows of the given ids, without their text: vector matches are
- * mostly outranked, so texts are read only for the passages returned
- * (withTexts). CROSS JOIN: the ids are looked up by the unique index, never by
- * walking the knowledge base's chunks.
+ * Live chunk rows of the given ids, best first. Vector matches are mostly outranked, so only the first
+ * `withText` come with their text (enough for the passages a search returns, so no second round trip
+ * is needed for them); the others' texts are read only if they are returned after all (withTexts).
+ * CROSS JOIN: the ids are looked up by the unique index, never by walking the knowledge base's chunks.
  */
-async function rowsByIds(db: Database, kbId: string, chunkIds: string[], ids?: string[]) {
+async function rowsByIds(db: Database, kbId: string, chunkIds: string[], withText: number, ids?: string[]) {
   if (!chunkIds.length) return [];
-  return db.all<Row>(sql`
-    SELECT c.id, c.document_id, c.heading, c.page, d.filename, d.source_url
+  const rows = await db.all<Row & { body: string | null }>(sql`
+    SELECT c.id, c.document_id, c.heading, c.page, d.filename, d.source_url, CASE WHEN j.key < ${withText} THEN c.body END AS body
     FROM json_each(${JSON.stringify(chunkIds)}) j
     CROSS JOIN chunks c ON c.id = j.value
     CROSS JOIN documents d ON d.id = c.document_id
     WHERE c.knowledge_base_id = ${kbId}
       AND c.generation = d.index_generation AND d.status NOT IN ('deleted', 'pending_upload')
       ${ids ? sql`AND c.document_id IN (SELECT value FROM json_each(${JSON.stringify(ids)}))` : sql``}`);
+  return rows.map(({ body, ...row }): Row => (body === null ? row : { ...row, body }));
 }
 
 /** Fills in the text of rows that have none (by chunk id, within the knowledge base). */
@@ -119,12 +125,12 @@ async function withTexts(db: Database, kbId: string, rows: Row[]): Promise<void>
 }
 
 /** Vector candidates joined to their live chunk rows, best first; [] when the provider or index is unavailable. */
-async function vectorCandidates(env: Env, db: Database, embedder: Embedder, kbId: string, query: string, ids?: string[]) {
+async function vectorCandidates(env: Env, db: Database, embedder: Embedder, kbId: string, query: string, withText: number, ids?: string[]) {
   try {
     const [vector] = await embedder.embed([query], "query");
     const index = vectorIndexFor(env);
     const matches = await index.query(kbId, vector, Math.min(index.maxTopK, VECTOR_CANDIDATES));
-    const rows = new Map((await rowsByIds(db, kbId, matches.map((m) => m.id), ids)).map((r) => [r.id, r]));
+    const rows = new Map((await rowsByIds(db, kbId, matches.map((m) => m.id), withText, ids)).map((r) => [r.id, r]));
     // Ranks count only live chunks: stale vectors (a replaced generation awaiting cleanup) are skipped.
     return matches.flatMap((m) => (rows.has(m.id) ? [{ row: rows.get(m.id)!, score: m.score }] : []));
   } catch (e) {
@@ -168,10 +174,11 @@ export async function searchKnowledgeBase(env: Env, db: Database, opts: SearchOp
     wantLexical
       ? lexicalSearch(db, kb.id, opts.query, { documentIds: opts.documentIds, stages: opts.stages, timings: opts.timings })
       : Promise.resolve([]),
-    embedder ? timed(opts.timings, "vector", vectorCandidates(env, db, embedder, kb.id, opts.query, opts.documentIds)) : Promise.resolve([]),
+    embedder ? timed(opts.timings, "vector", vectorCandidates(env, db, embedder, kb.id, opts.query, textsWanted(limit), opts.documentIds)) : Promise.resolve([]),
   ]);
   // A paid query embedding is charged to the knowledge base's tenant (the hash embedder reports nothing).
-  await meterEmbedding(db, env, { organizationId: kb.organizationId, tenantId: kb.tenantId, model: embedder?.model ?? "", tokens: embeddingTokens, actor: opts.actor });
+  if (opts.onEmbeddingUsage) opts.onEmbeddingUsage({ model: embedder?.model ?? "", tokens: embeddingTokens });
+  else await meterEmbedding(db, env, { organizationId: kb.organizationId, tenantId: kb.tenantId, model: embedder?.model ?? "", tokens: embeddingTokens, actor: opts.actor });
 
   const vectorWeight = opts.fusion?.vectorWeight ?? (embedder ? config.vectorWeight(embedder.provider) : 0);
   let ranked = fuse(lexicalHits, vectorHits, {
@@ -188,6 +195,13 @@ export async function searchKnowledgeBase(env: Env, db: Database, opts: SearchOp
     return rerank === undefined ? p : { ...p, scores: { ...p.scores, rerank } };
   });
 }
+
+/**
+ * Vector matches read with their text. A match that only the vector leg found is in fusion's best `limit` only
+ * if it is among that leg's best `limit` live matches (every better-ranked match outscores it), and lexical hits
+ * bring their own text; the margin covers stale vectors ranked before it. Otherwise texts are read apart.
+ */
+const textsWanted = (limit: number) => Math.max(2 * limit, 20);
 
 type Ranked = { row: Row; score: number; fts: number | null; vector: number | null; rerank?: number };
 

@@ -1,6 +1,6 @@
 import type { Message, MessageMetadata, TurnUsage } from "../../../db/schema";
 import { chargeStatements } from "../../billing/metering";
-import { batchWithRetry, endTurnStatement, messageOfRow, upsertAnswerStatement } from "../../chats/answer-record";
+import { batchWithRetry, endTurnStatement, insertUserStatement, messageOfRow, upsertAnswerStatement } from "../../chats/answer-record";
 import type { TurnContext, TurnResult } from "../context";
 import type { StopReason } from "../../../contracts/turn";
 
@@ -44,9 +44,11 @@ export function meterStage(ctx: TurnContext, assistantId: string): Metered {
 
 /**
  * Stage: persistence. The answer with its sources and the owner's operational metadata, its charge, and the end
- * of the turn's lease, in one write (replacing what the checkpoints saved under the same id).
+ * of the turn's lease, in one write (replacing what the checkpoints saved under the same id). `announced`: the
+ * user message of a turn whose own write may not have landed yet; it is appended first when absent, so this write
+ * need not wait for that one (src/services/chats/answer-record.ts, beginTurn).
  */
-export async function persistStage(ctx: TurnContext, assistantId: string, outcome: Outcome, metered: Metered, createdAt: string): Promise<Message> {
+export async function persistStage(ctx: TurnContext, assistantId: string, outcome: Outcome, metered: Metered, createdAt: string, announced?: Message): Promise<Message> {
   const usage = metered.usage;
   const metadata: MessageMetadata = {
     sources: ctx.ledger.all,
@@ -62,12 +64,14 @@ export async function persistStage(ctx: TurnContext, assistantId: string, outcom
   };
   const d1 = ctx.deps.db.$client;
   const chatId = ctx.req.chat.id;
+  const user = announced ? [insertUserStatement(d1, chatId, announced, true)] : [];
   const results = await batchWithRetry(d1, () => [
     ...metered.charge,
+    ...user,
     upsertAnswerStatement(d1, chatId, { id: assistantId, content: outcome.content, status: outcome.status, metadata, createdAt }),
     endTurnStatement(d1, chatId, assistantId),
   ]);
-  return messageOfRow(results[metered.charge.length].results[0] as Parameters<typeof messageOfRow>[0]);
+  return messageOfRow(results[metered.charge.length + user.length].results[0] as Parameters<typeof messageOfRow>[0]);
 }
 
 /** Stage: after-turn hooks (memory extraction, finishing an agent run); returns what they add to `done`. */

@@ -1,7 +1,7 @@
 import type { ChatTodo, TodoItem } from "../../../db/schema";
 import { terms } from "../../../lib/text";
 import { nowIso } from "../../../lib/time";
-import { setTodo } from "../../chats/chats";
+import { TodoWriter } from "../todo-writer";
 import { webSearchConfigured } from "../../web/search";
 import { isLocal, thought, type TurnContext } from "../context";
 import type { History } from "../history";
@@ -44,7 +44,7 @@ export async function planStage(ctx: TurnContext, history: History): Promise<Pla
   let context: Passage[];
   if (req.mode === "quick") {
     // Independent, and the quick search emits no events: memory and the knowledge base are searched together.
-    [context, passages] = await Promise.all([gatherContext(ctx), searchKb(ctx, query, req.chunkCount ?? QUICK_PASSAGES)]);
+    [context, passages] = await Promise.all([gatherContext(ctx), planSearch(ctx, query, req.chunkCount ?? QUICK_PASSAGES)]);
   } else {
     context = await gatherContext(ctx);
     parts = decompose(req.content);
@@ -92,6 +92,13 @@ async function gatherContext(ctx: TurnContext): Promise<Passage[]> {
   return out;
 }
 
+/** A search of the plan: the one the Worker ran ahead for this turn when it searched the same (src/services/chats/search-ahead.ts). */
+async function planSearch(ctx: TurnContext, query: string, limit: number): Promise<Passage[]> {
+  const ahead = ctx.req.searchedAhead;
+  if (ahead && ahead.query === query && ahead.limit === limit && ctx.toolbox.get("kb__search")) return ahead.passages;
+  return searchKb(ctx, query, limit);
+}
+
 async function searchKb(ctx: TurnContext, query: string, limit: number): Promise<Passage[]> {
   const tool = ctx.toolbox.get("kb__search");
   if (!tool) return [];
@@ -105,9 +112,12 @@ async function deepSearch(ctx: TurnContext, parts: string[], query: string) {
     { id: `t${parts.length + 1}`, content: "Write the answer with citations", status: "pending" },
   ];
   const todo: ChatTodo = { items, updated_at: nowIso() };
+  // Streamed at once, saved in the background (todo-writer.ts); `done` waits for the last save.
+  const saved = new TodoWriter(ctx.deps.db, ctx.req.chat.id);
+  ctx.offPath.push(() => saved.settled());
   const publishTodo = async () => {
     todo.updated_at = nowIso();
-    await setTodo(ctx.deps.db, ctx.req.chat.id, todo);
+    saved.save(todo);
     await ctx.emit({ type: "todo_update", todo: structuredClone(todo) });
   };
   await thought(ctx, parts.length > 1 ? `Breaking the question into ${parts.length} parts.` : "Planning the research.");
@@ -117,7 +127,7 @@ async function deepSearch(ctx: TurnContext, parts: string[], query: string) {
     items[i].status = "in_progress";
     await publishTodo();
     await thought(ctx, `Searching the knowledge base for "${parts[i]}".`);
-    const found = await searchKb(ctx, parts.length > 1 ? parts[i] : query, DEEP_PASSAGES_PER_PART);
+    const found = await planSearch(ctx, parts.length > 1 ? parts[i] : query, DEEP_PASSAGES_PER_PART);
     const docs = new Set(found.map((p) => p.document_id ?? p.url)).size;
     await thought(ctx, `Found ${found.length} passage${found.length === 1 ? "" : "s"} in ${docs} document${docs === 1 ? "" : "s"}.`);
     passages.push(...found);
@@ -131,7 +141,7 @@ async function deepSearch(ctx: TurnContext, parts: string[], query: string) {
   const finishTodo = async () => {
     items[items.length - 1].status = "completed";
     todo.updated_at = nowIso();
-    await setTodo(ctx.deps.db, ctx.req.chat.id, todo);
+    saved.save(todo);
   };
   return { passages, finishTodo };
 }

@@ -1,0 +1,107 @@
+import type { Caller } from "../../contracts/caller";
+import type { ServiceContext } from "../../contracts/context";
+import type { Passage } from "../../contracts/turn";
+import type { SearchedAhead as SearchedAheadResult } from "../../contracts/chat-session";
+import type { KnowledgeBase } from "../../db/schema";
+import { terms } from "../../lib/text";
+import { actorOf } from "../billing/metering";
+import { meterEmbedding } from "../embeddings/metering";
+import { decompose } from "../answer/plan";
+import { DEEP_PASSAGES_PER_PART, QUICK_PASSAGES } from "../answer/stages/plan";
+import { turnPassage } from "../retrieval/retriever";
+import { searchKnowledgeBase } from "../retrieval/search";
+
+/**
+ * A search started alongside the read that authorizes it (README "Latency"). Searching needs the knowledge base's
+ * row, which that read returns: waiting for it would put the search's own round trip after it. So the knowledge
+ * base a caller last reached through a chat's turns, or by its id (fast-raw-query, the MCP `search` tool), is
+ * remembered in the isolate, and the caller's next search there starts at once, in parallel with the read.
+ *
+ * Nothing is trusted: the result is used only when the read then authorizes the request and shows the same
+ * knowledge base with the same search inputs (its embedding model and dimensions); for a turn, only when the
+ * query and the number of passages are the ones the answer pipeline would search (src/services/answer/stages/plan.ts compares it again).
+ * Otherwise it is dropped and the search runs as before. A paid query embedding is charged only once the request
+ * is authorized. The search reads live data in the request's own D1 session, so it sees every write the read would.
+ */
+
+const REMEMBERED = 2_000;
+const TTL_MS = 10 * 60_000;
+/** caller + chat or knowledge base → the knowledge base (insertion-ordered: the oldest is dropped first). */
+const placements = new Map<string, { kb: KnowledgeBase; at: number }>();
+
+/** Where a caller searches: through a chat's turns, or a knowledge base named by id. */
+export type Reach = { chatId: string } | { knowledgeBaseId: string };
+
+const keyOf = (caller: Caller, reach: Reach) =>
+  (caller.type === "user" ? `user:${caller.user.id}` : `key:${caller.key.id}:${caller.embed?.subject ?? ""}`) +
+  ("chatId" in reach ? `|chat:${reach.chatId.toLowerCase()}` : `|kb:${reach.knowledgeBaseId}`);
+
+/** After a caller was authorized to search there: the knowledge base, for their next search. */
+export function rememberPlacement(caller: Caller, reach: Reach, kb: KnowledgeBase): void {
+  const key = keyOf(caller, reach);
+  placements.delete(key);
+  placements.set(key, { kb, at: Date.now() });
+  if (placements.size > REMEMBERED) placements.delete(placements.keys().next().value!);
+}
+
+export interface SearchAhead {
+  kb: KnowledgeBase;
+  query: string;
+  limit: number;
+  passages: Promise<Passage[]>;
+  embedding: { model: string; tokens: number };
+}
+
+/** Starts the search when this caller reached the knowledge base there before; null otherwise. */
+export function searchAhead(ctx: ServiceContext, reach: Reach, query: string, limit: number): SearchAhead | null {
+  const known = placements.get(keyOf(ctx.caller, reach));
+  if (!known || Date.now() - known.at > TTL_MS) return null;
+  const ahead: SearchAhead = { kb: known.kb, query, limit, passages: Promise.resolve([]), embedding: { model: "", tokens: 0 } };
+  ahead.passages = searchKnowledgeBase(ctx.env, ctx.db, {
+    knowledgeBaseId: known.kb.id,
+    knowledgeBase: known.kb,
+    query,
+    limit,
+    onEmbeddingUsage: (u) => (ahead.embedding = u),
+  }).then((found) => found.map(turnPassage));
+  ahead.passages.catch(() => {}); // dropped unless the request is authorized
+  return ahead;
+}
+
+/**
+ * The search's passages, once the read authorized the request (`kb`: the knowledge base as read now); undefined
+ * when they cannot stand for a search of it now (the caller then searches as usual).
+ */
+export async function searchedAhead(ctx: ServiceContext, ahead: SearchAhead | null, kb: KnowledgeBase): Promise<Passage[] | undefined> {
+  if (!ahead) return undefined;
+  const same = ahead.kb.id === kb.id && ahead.kb.embeddingModel === kb.embeddingModel && ahead.kb.embeddingDimensions === kb.embeddingDimensions;
+  try {
+    const passages = await ahead.passages;
+    return same ? passages : undefined;
+  } catch {
+    return undefined; // searched again, which reports what fails
+  } finally {
+    // The query embedding was paid for this authorized request, used or not (recorded off its path).
+    const { model, tokens } = ahead.embedding;
+    if (tokens > 0) ctx.waitUntil(meterEmbedding(ctx.db, ctx.env, { organizationId: kb.organizationId, tenantId: kb.tenantId, model, tokens, actor: actorOf(ctx.caller) }));
+  }
+}
+
+/**
+ * A turn's first search, started before the turn's read (sendCommand): quick mode's one search, or deep mode's
+ * when the question is not split into parts (one search of the whole question; the plan's own `decompose`).
+ */
+export function turnSearchAhead(ctx: ServiceContext, chatId: string, turn: { content: string; agent_mode: string }): SearchAhead | null {
+  if (turn.agent_mode === "quick") return searchAhead(ctx, { chatId }, turn.content, QUICK_PASSAGES);
+  if (decompose(turn.content).length <= 1) return searchAhead(ctx, { chatId }, turn.content, DEEP_PASSAGES_PER_PART);
+  return null;
+}
+
+/** A turn's search for its command, once the read authorized it (`transcript`: where the chat ends). */
+export async function turnSearchedAhead(ctx: ServiceContext, ahead: SearchAhead | null, kb: KnowledgeBase, transcript: { count: number }): Promise<SearchedAheadResult | undefined> {
+  if (!ahead) return undefined;
+  const passages = await searchedAhead(ctx, ahead, kb);
+  // A short follow-up is searched with the previous question: the search ahead used the message alone.
+  const alone = terms(ahead.query).length >= 3 || transcript.count === 0;
+  return passages && alone ? { query: ahead.query, limit: ahead.limit, passages } : undefined;
+}
