@@ -48,6 +48,12 @@ describe("simulated distance (bench:latency only)", () => {
     expect(await elapsed(async () => (stats = await tables.stats()))).toBeGreaterThanOrEqual(RTT);
     expect(JSON.stringify(stats)).toMatch(/^{"tables":0,"databaseSize":\d+}$/);
 
+    // An `agents` SDK object (the agent scheduler) through its RPC method.
+    const scheduler = far.AGENT_SCHEDULER.get(far.AGENT_SCHEDULER.idFromName("agt_distance_none"));
+    let armed: unknown;
+    expect(await elapsed(async () => (armed = await scheduler.arm("agt_distance_none")))).toBeGreaterThanOrEqual(RTT);
+    expect(JSON.stringify(armed)).toBe('{"next_run_at":null}');
+
     const key = `distance-test/${crypto.randomUUID()}`;
     expect(await elapsed(() => far.BUCKET.put(key, "hello"))).toBeGreaterThanOrEqual(RTT);
     let text = "";
