@@ -5,7 +5,7 @@ import type { Agent, AgentRun } from "../../db/schema";
 import { ApiError, notFound } from "../../lib/errors";
 import { assertActive } from "../agents/agents";
 import { executeRunJson, executeRunStream } from "../agents/execute";
-import { cancelRun, chatAgentId, getRun, startRun, visibleRun } from "../agents/runs";
+import { cancelRun, chatAgentId, getRun, startRun, visibleRun, type PublicRun } from "../agents/runs";
 import { runViewerOf } from "../../contracts/access";
 import { actorOf, assertCreditsLeft } from "../billing/metering";
 import { assertNotTerminated, ownsChat } from "../chats/access";
@@ -24,6 +24,21 @@ import { cardOfAgent, STATE, taskOfRun, textOf, textPart } from "./protocol";
  * transport handlers (1.0, and 0.3 through its compatibility layer) parse the
  * protocol and call this handler.
  */
+
+/** The run as a stream's last event carries it (its public shape), over the row the run started with. */
+function endedRun(started: AgentRun, ended: PublicRun): AgentRun {
+  return {
+    ...started,
+    status: ended.status,
+    errorCode: ended.error?.code ?? null,
+    errorMessage: ended.error?.message ?? null,
+    usage: ended.usage,
+    output: ended.output,
+    messageId: ended.message_id,
+    startedAt: ended.started_at,
+    endedAt: ended.ended_at,
+  };
+}
 
 async function sdkErrors() {
   return import("@a2a-js/sdk/errors");
@@ -177,7 +192,8 @@ export class AgentTaskHandler implements A2ARequestHandler {
             };
             started = true;
           } else if (ev.type === "done" || ev.type === "error") {
-            const finished = (await getRun(db, run.id)) ?? run;
+            // `done` and `error` carry the run as it ended (the turn's hook or executeRunStream read it back).
+            const finished = ev.run ? endedRun(run, ev.run as PublicRun) : ((await getRun(db, run.id)) ?? run);
             const task = taskOfRun(finished);
             yield { payload: { $case: "statusUpdate", value: { ...base, status: task.status } } };
             ended = true;
