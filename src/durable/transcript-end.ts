@@ -28,9 +28,9 @@ export class TranscriptEnd {
    * `seq` and number of messages): the next turn's history, when the Worker's read finds the transcript unchanged.
    */
   private held: { messages: Message[]; maxSeq: number; count: number } | null = null;
-  knownEnd(cmd: { chat?: { id: string }; chatId: string; transcript?: { maxSeq: number; count: number }; userMessageId?: string }) {
+  knownEnd(cmd: { chat?: { id: string }; chatId: string; transcript?: { maxSeq: number; count: number } }) {
     const t = cmd.transcript;
-    if (!t || cmd.chat?.id !== cmd.chatId || cmd.userMessageId || this.written > t.maxSeq) return undefined;
+    if (!t || cmd.chat?.id !== cmd.chatId || this.written > t.maxSeq) return undefined;
     const held = this.held && this.held.maxSeq === t.maxSeq && this.held.count === t.count ? this.held.messages : undefined;
     return { nextSeq: t.maxSeq + 1, count: t.count, emptyHistory: t.count === 0, recent: held };
   }

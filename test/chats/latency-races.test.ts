@@ -39,17 +39,17 @@ describe("a quick turn's search ahead of its read", () => {
     const chatId = crypto.randomUUID();
     const a = contextOf(keyCaller(`key_${crypto.randomUUID()}`));
     const b = contextOf(keyCaller(`key_${crypto.randomUUID()}`));
-    expect(searchAhead(a, chatId, { content: QUESTION, agent_mode: "quick" })).toBeNull();
+    expect(searchAhead(a, { chatId: chatId }, { content: QUESTION, agent_mode: "quick" })).toBeNull();
     rememberPlacement(a.caller, { chatId }, row);
     // Deep mode: searched ahead when the plan searches the whole question once (with its own number of passages).
     const twoParts = "When is the support desk open? How much does express shipping cost?";
     expect(decompose(twoParts)).toHaveLength(2);
-    expect(searchAhead(a, chatId, { content: twoParts, agent_mode: "deep" })).toBeNull();
-    const deep = searchAhead(a, chatId, { content: QUESTION, agent_mode: "deep" })!;
+    expect(searchAhead(a, { chatId: chatId }, { content: twoParts, agent_mode: "deep" })).toBeNull();
+    const deep = searchAhead(a, { chatId: chatId }, { content: QUESTION, agent_mode: "deep" })!;
     expect(deep.limit).toBe(DEEP_PASSAGES_PER_PART);
     await deep.passages;
-    expect(searchAhead(b, chatId, { content: QUESTION, agent_mode: "quick" })).toBeNull();
-    const ahead = searchAhead(a, chatId.toUpperCase(), { content: QUESTION, agent_mode: "quick" })!;
+    expect(searchAhead(b, { chatId: chatId }, { content: QUESTION, agent_mode: "quick" })).toBeNull();
+    const ahead = searchAhead(a, { chatId: chatId.toUpperCase() }, { content: QUESTION, agent_mode: "quick" })!;
     const direct = (await searchKnowledgeBase(env, db, { knowledgeBaseId: kb.id, query: QUESTION, limit: ahead.limit })).map(turnPassage);
     expect(direct.length).toBeGreaterThan(0);
     expect(await ahead.passages).toEqual(direct);
@@ -64,12 +64,12 @@ describe("a quick turn's search ahead of its read", () => {
     const chatId = crypto.randomUUID();
     const a = contextOf(keyCaller(`key_${crypto.randomUUID()}`));
     rememberPlacement(a.caller, { chatId }, row);
-    expect(await searchAheadResult(a, searchAhead(a, chatId, { content: QUESTION, agent_mode: "quick" }), other, { count: 0 })).toBeUndefined();
-    expect(await searchAheadResult(a, searchAhead(a, chatId, { content: QUESTION, agent_mode: "quick" }), { ...row, embeddingModel: "other-model" }, { count: 0 })).toBeUndefined();
-    const followUp = searchAhead(a, chatId, { content: "and gift cards?", agent_mode: "quick" });
+    expect(await searchAheadResult(a, searchAhead(a, { chatId: chatId }, { content: QUESTION, agent_mode: "quick" }), other, { count: 0 })).toBeUndefined();
+    expect(await searchAheadResult(a, searchAhead(a, { chatId: chatId }, { content: QUESTION, agent_mode: "quick" }), { ...row, embeddingModel: "other-model" }, { count: 0 })).toBeUndefined();
+    const followUp = searchAhead(a, { chatId: chatId }, { content: "and gift cards?", agent_mode: "quick" });
     expect(await searchAheadResult(a, followUp, row, { count: 2 })).toBeUndefined();
     // The first message of a chat has no history: its short question is searched alone, ahead or not.
-    expect((await searchAheadResult(a, searchAhead(a, chatId, { content: "and gift cards?", agent_mode: "quick" }), row, { count: 0 }))?.query).toBe("and gift cards?");
+    expect((await searchAheadResult(a, searchAhead(a, { chatId: chatId }, { content: "and gift cards?", agent_mode: "quick" }), row, { count: 0 }))?.query).toBe("and gift cards?");
   });
 
   it("a follow-up turn searched ahead answers from the same passages as one that was not", async () => {

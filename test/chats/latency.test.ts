@@ -74,6 +74,41 @@ describe("latency shortcuts keep every read after a write", () => {
     expect(off.assistant_message.metadata.sources.some((s: any) => s.filename === "Memory")).toBe(false);
   });
 
+  it("POST /chats reads the chat id, the credits and the knowledge base together, and refuses in the same order", async () => {
+    const { org, kb, auth } = await kbWithDocument();
+    const other = await kbWithDocument();
+    const create = (body: Record<string, unknown>, who: { cookie?: string; key?: string } = auth) =>
+      call("/chats", { ...who, body: { id: crypto.randomUUID(), tenant_id: kb.tenant_id, knowledge_base_id: kb.id, model: "local-extractive", message: "How are refunds paid?", agent_mode: "quick", ...body } });
+    await env.DB.prepare("UPDATE tenants SET credits_used = credits_pool WHERE id = ?").bind(kb.tenant_id).run();
+    expectError(await create({}, { cookie: other.auth.cookie }), 404); // not the stranger's: no word about credits
+    expectError(await create({ tenant_id: other.kb.tenant_id }), 400, "tenant_mismatch");
+    expectError(await create({ skill_ids: ["skl_missing"] }), 400);
+    expectError(await create({}), 402, "insufficient_credits");
+    expectError(await create({ message: undefined, model: "no-such-model" }), 400);
+    expectStatus(await create({ message: undefined }), 201); // an empty chat spends nothing
+    // A chat id taken by another create is 409 before anything else is looked at.
+    const taken = expectStatus(await create({ message: undefined }), 201).chat.id;
+    expectError(await create({ id: taken }), 409);
+    expectStatus(await call(`/billing/tenants/${kb.tenant_id}/credits`, { ...auth, body: { amount: 10 } }), 200);
+    const r = expectStatus(await create({}), 201);
+    expect(r.chat.message_count).toBe(2);
+    expect(r.assistant_message.content).toMatch(/5 business days/);
+    expect(org.id).toBeTruthy();
+  });
+
+  it("a fork created with a message answers after the seeded messages, with them as its history", async () => {
+    const { kb, auth } = await kbWithDocument();
+    const src = await newChat(auth, kb, { message: "How are refunds paid?", agent_mode: "quick" });
+    expectStatus(await call(`/chats/${src.chat.id}/access`, { ...auth, method: "PATCH", body: { access_level: "org" } }), 200);
+    const f = await newChat(auth, kb, { shared_source_chat_id: src.chat.id, message: "and gift cards?", agent_mode: "quick" });
+    expect(f.chat.message_count).toBe(4);
+    const msgs = expectStatus(await call(`/chats/${f.chat.id}/messages`, auth), 200).messages;
+    expect(msgs.map((m: any) => m.role)).toEqual(["user", "assistant", "user", "assistant"]);
+    expect(msgs[2].id).toBe(f.user_message.id);
+    // A short follow-up is searched with the seeded question: the refunds section, where gift cards are mentioned.
+    expect(f.assistant_message.content).toMatch(/[Gg]ift cards cannot be refunded/);
+  });
+
   it("a cached API key that is revoked is refused by the very next request, streamed or not", async () => {
     const { org, kb } = await kbWithDocument();
     const k = await createKey(org, { scopes: ["query:rag"] });

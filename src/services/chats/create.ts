@@ -95,11 +95,20 @@ async function createOrReplay(ctx: ServiceContext, body: CreateChatInput, replay
   const caller = ctx.caller;
   assertSubjectParam(caller, body.external_subject_id);
   const db = ctx.db;
-  const kb = await knowledgeBaseFor(ctx, body.knowledge_base_id, "query:rag", { addressedBy: "param", tenantId: body.tenant_id });
-  const placement = placementOf(ctx, body, kb);
   const digest = body.message ? await firstMessageDigest(body.message) : null;
+  // Read alongside the knowledge base's authorization (README "Latency"), used only after it, in the order below:
+  // a chat already under this id (a retried create) and, for a first message, the tenant's credits.
+  const existingRead = digest ? getChat(db, body.id.toLowerCase()) : null;
+  const creditsRead = body.message ? assertCanSpend(db, body.tenant_id) : undefined;
+  existingRead?.catch(() => {});
+  creditsRead?.catch(() => {});
+  // So does the first message's search, when this caller searched the knowledge base before (search-ahead.ts).
+  const ahead = body.message ? turnSearchAhead(ctx, { knowledgeBaseId: body.knowledge_base_id }, { content: body.message, agent_mode: body.agent_mode }) : null;
+  const kb = await knowledgeBaseFor(ctx, body.knowledge_base_id, "query:rag", { addressedBy: "param", tenantId: body.tenant_id });
+  rememberPlacement(caller, { knowledgeBaseId: kb.id }, kb);
+  const placement = placementOf(ctx, body, kb);
   if (digest) {
-    const existing = await getChat(db, placement.id);
+    const existing = await existingRead;
     if (existing) return replayCreate(ctx, body, kb, existing, placement, digest, replay);
   }
   assertKnowledgeBaseActive(kb);
@@ -108,8 +117,9 @@ async function createOrReplay(ctx: ServiceContext, body: CreateChatInput, replay
   // first turn leaves nothing behind (and an empty chat cannot name an unknown app either).
   await resolveTurnExtras(ctx, caller, placement, { mode: body.agent_mode, websearch: body.websearch_enable, extras: body });
   const seed = await forkSeed(ctx, body.shared_source_chat_id);
-  // A first message is model work: refuse before creating anything (the turn reuses this check).
-  const spend = body.message ? assertCanSpend(db, kb.tenantId) : undefined;
+  // A first message is model work: refuse before creating anything (the turn reuses this check; the
+  // knowledge base's tenant is body.tenant_id, or knowledgeBaseFor refused).
+  const spend = creditsRead;
   await spend;
 
   // The first message's id is fixed now, so a retried create can find its turn.
@@ -148,7 +158,10 @@ async function createOrReplay(ctx: ServiceContext, body: CreateChatInput, replay
     rememberPlacement(caller, { chatId: chat.id }, kb);
     return { chat: publicChat((await getChat(db, chat.id))!) };
   }
-  return firstTurn(ctx, body, kb, chat, { model, images, spend, userMessageId: firstMessage!.id });
+  // The chat as just written and its transcript's end travel with the turn: its Durable Object reads neither again.
+  const transcript = { maxSeq: seed.length, count: seed.length };
+  const fresh = { chat, transcript, searchedAhead: await turnSearchedAhead(ctx, ahead, kb, transcript) };
+  return firstTurn(ctx, body, kb, chat, { model, images, spend, userMessageId: firstMessage!.id, fresh });
 }
 
 const apiKeyOf = (ctx: ServiceContext) => {
@@ -162,7 +175,7 @@ async function firstTurn(
   body: CreateChatInput,
   kb: KnowledgeBase,
   chat: Chat,
-  opts: { model: ModelInfo; images?: TurnCommand["images"]; spend?: Promise<void>; userMessageId: string },
+  opts: { model: ModelInfo; images?: TurnCommand["images"]; spend?: Promise<void>; userMessageId: string; fresh?: Pick<TurnCommand, "chat" | "transcript" | "searchedAhead"> },
 ) {
   const cmd = await prepareTurn(ctx, ctx.caller, chat, kb, {
     content: body.message!,
@@ -174,7 +187,7 @@ async function firstTurn(
     images: opts.images,
     spend: opts.spend,
   });
-  const outcome = answeredOrThrow(await runTurnJson(ctx.env, { ...cmd, userMessageId: opts.userMessageId }));
+  const outcome = answeredOrThrow(await runTurnJson(ctx.env, { ...cmd, ...opts.fresh, userMessageId: opts.userMessageId }));
   const fresh = (await getChat(ctx.db, chat.id))!;
   return { chat: publicChat(fresh), user_message: outcome.user_message, assistant_message: outcome.assistant_message, usage: outcome.usage };
 }
@@ -215,7 +228,7 @@ async function replayCreate(
 /** Authorizes and validates a message for an existing chat (JSON send and stream alike): the turn command. */
 export async function sendCommand(ctx: ServiceContext, chatId: string, body: SendMessageInput): Promise<TurnCommand> {
   // A quick turn's search starts now, alongside the turn's read, when this caller reached the chat before (search-ahead.ts).
-  const ahead = turnSearchAhead(ctx, chatId, body);
+  const ahead = turnSearchAhead(ctx, { chatId }, body);
   // The chat, its knowledge base, the credits and the transcript's end in one round trip (turn-reads.ts).
   const { chat, kb, spend, transcript, tabular, memorySettings } = await readTurnState(ctx, chatId, body.external_subject_id);
   rememberPlacement(ctx.caller, { chatId: chat.id }, kb);

@@ -88,12 +88,13 @@ export async function searchedAhead(ctx: ServiceContext, ahead: SearchAhead | nu
 }
 
 /**
- * A turn's first search, started before the turn's read (sendCommand): quick mode's one search, or deep mode's
+ * A turn's first search, started before the turn's read (sendCommand; a new chat's first turn: createOrReplay):
+ * quick mode's one search, or deep mode's
  * when the question is not split into parts (one search of the whole question; the plan's own `decompose`).
  */
-export function turnSearchAhead(ctx: ServiceContext, chatId: string, turn: { content: string; agent_mode: string }): SearchAhead | null {
-  if (turn.agent_mode === "quick") return searchAhead(ctx, { chatId }, turn.content, QUICK_PASSAGES);
-  if (decompose(turn.content).length <= 1) return searchAhead(ctx, { chatId }, turn.content, DEEP_PASSAGES_PER_PART);
+export function turnSearchAhead(ctx: ServiceContext, reach: Reach, turn: { content: string; agent_mode: string }): SearchAhead | null {
+  if (turn.agent_mode === "quick") return searchAhead(ctx, reach, turn.content, QUICK_PASSAGES);
+  if (decompose(turn.content).length <= 1) return searchAhead(ctx, reach, turn.content, DEEP_PASSAGES_PER_PART);
   return null;
 }
 
