@@ -23,6 +23,12 @@ export interface Env {
   ENVIRONMENT?: string;
   /** Benchmarks only (npm run bench:latency): milliseconds added to every D1 round trip (src/db/distance.ts). */
   SIMULATED_D1_RTT_MS?: string;
+  /** Benchmarks only: milliseconds added to every Durable Object stub call (fetch, RPC) (src/lib/distance.ts). */
+  SIMULATED_DO_RTT_MS?: string;
+  /** Benchmarks only: milliseconds added to every R2 bucket operation (src/lib/distance.ts). */
+  SIMULATED_R2_RTT_MS?: string;
+  /** Benchmarks only: `1` logs every D1, Durable Object and R2 hop with the stack that made it. */
+  SIMULATED_HOPS_TRACE?: string;
   /** Origin used in links the service hands out (share URLs, published pages). */
   PUBLIC_BASE_URL?: string;
   /** Comma-separated origins allowed to make cookie-authenticated browser calls. */

@@ -1,6 +1,7 @@
 import { createApp } from "./app";
 import { CAPABILITIES } from "./capabilities";
 import { jobContext } from "./contracts/context";
+import { withSimulatedHops } from "./lib/distance";
 import type { Env } from "./env";
 import { runHousekeeping } from "./services/housekeeping";
 import { sweepSchedules } from "./services/agents/scheduler";
@@ -31,15 +32,18 @@ const app = createApp();
 export default {
   // The OAuth provider answers its own endpoints and OAuth tokens on /api/v1/mcp (then hands those to
   // the app); everything else, API keys on /api/v1/mcp included, goes to the app as it is.
-  fetch(request: Request, env: Env, ctx: ExecutionContext): Response | Promise<Response> {
+  // Every entry takes the environment through withSimulatedHops: untouched unless a benchmark simulates distance.
+  fetch(request: Request, rawEnv: Env, ctx: ExecutionContext): Response | Promise<Response> {
+    const env = withSimulatedHops(rawEnv);
     return isForOAuthProvider(request) ? oauthProvider(env, app).fetch(request, env, ctx) : app.fetch(request, env, ctx);
   },
 
   async queue(batch: MessageBatch<unknown>, env: Env, ctx: ExecutionContext): Promise<void> {
-    await dispatchQueue(jobContext(env, { capabilities: CAPABILITIES, waitUntil: (p) => ctx.waitUntil(p) }), batch);
+    await dispatchQueue(jobContext(withSimulatedHops(env), { capabilities: CAPABILITIES, waitUntil: (p) => ctx.waitUntil(p) }), batch);
   },
 
-  async scheduled(controller: ScheduledController, env: Env, ctx: ExecutionContext): Promise<void> {
+  async scheduled(controller: ScheduledController, rawEnv: Env, ctx: ExecutionContext): Promise<void> {
+    const env = withSimulatedHops(rawEnv);
     const job = jobContext(env, { capabilities: CAPABILITIES, waitUntil: (p) => ctx.waitUntil(p) });
     const at = new Date(controller.scheduledTime);
     // Either cron: a recovery pass, in case the supervisor's alarm was lost (the alarm is the mechanism).

@@ -1,4 +1,4 @@
-import type { Chat, KnowledgeBase, Message, Source, TurnUsage } from "../db/schema";
+import type { AgentRun, Chat, KnowledgeBase, Message, Source, TurnUsage } from "../db/schema";
 import type { PublicMessage } from "./messages";
 import type { Actor, ToolSettings, TurnScope } from "./tools";
 import type { AttachedArtifact, Passage } from "./turn";
@@ -71,4 +71,6 @@ export interface TurnOutcome {
   status: Message["status"];
   sources: Source[];
   error?: { code: string; message: string; retryable: boolean };
+  /** An agent run's turn: the run as the turn's after-turn hook finished it (absent when the hook did not). */
+  run?: AgentRun;
 }

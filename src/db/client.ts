@@ -1,6 +1,6 @@
 import { drizzle } from "drizzle-orm/d1";
 import * as schema from "./schema";
-import { withSimulatedDistance } from "./distance";
+import { withSimulatedDistance, type SimulatedDb } from "./distance";
 
 /**
  * A drizzle handle on a D1 binding or session. Without `{ schema }`: the relational query API (`db.query.*`) is
@@ -13,5 +13,5 @@ export function createDb(d1: D1Database) {
 export type Database = ReturnType<typeof createDb>;
 
 /** The database of a request, job or Durable Object (with the benchmark's simulated distance when configured). */
-export const openDb = (env: { DB: D1Database; SIMULATED_D1_RTT_MS?: string }) => createDb(withSimulatedDistance(env.DB, env.SIMULATED_D1_RTT_MS));
+export const openDb = (env: SimulatedDb) => createDb(withSimulatedDistance(env.DB, env.SIMULATED_D1_RTT_MS, env.SIMULATED_HOPS_TRACE));
 export { schema };

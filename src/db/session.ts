@@ -1,5 +1,5 @@
 import { createDb, type Database } from "./client";
-import { withSimulatedDistance } from "./distance";
+import { withSimulatedDistance, type SimulatedDb } from "./distance";
 
 /**
  * D1 read replication through the Sessions API (README "Latency"). Every request and every chat turn runs in a D1
@@ -28,11 +28,11 @@ export interface SessionDb {
 }
 
 /** A D1 session (with the benchmark's simulated distance when configured), starting at `bookmark` or the primary. */
-export function openSessionDb(env: { DB: D1Database; SIMULATED_D1_RTT_MS?: string }, bookmark?: string | null): SessionDb {
+export function openSessionDb(env: SimulatedDb, bookmark?: string | null): SessionDb {
   const session = typeof env.DB.withSession === "function" ? env.DB.withSession(validBookmark(bookmark) ?? "first-primary") : null;
-  if (!session) return { db: createDb(withSimulatedDistance(env.DB, env.SIMULATED_D1_RTT_MS)), bookmark: () => null };
+  if (!session) return { db: createDb(withSimulatedDistance(env.DB, env.SIMULATED_D1_RTT_MS, env.SIMULATED_HOPS_TRACE)), bookmark: () => null };
   // drizzle takes the session at runtime; the cast is for the types (STACK-WAVE3 §5).
-  const db = createDb(withSimulatedDistance(session as unknown as D1Database, env.SIMULATED_D1_RTT_MS));
+  const db = createDb(withSimulatedDistance(session as unknown as D1Database, env.SIMULATED_D1_RTT_MS, env.SIMULATED_HOPS_TRACE));
   return { db, bookmark: () => session.getBookmark() };
 }
 

@@ -1,4 +1,5 @@
-import { Agent } from "agents";
+import { Agent, type AgentContext } from "agents";
+import { withSimulatedHops } from "../lib/distance";
 import { CAPABILITIES } from "../capabilities";
 import { jobContext } from "../contracts/context";
 import { getAgent } from "../services/agents/agents";
@@ -26,6 +27,10 @@ declare module "../env" {
 }
 
 export class AgentScheduler extends Agent<Cloudflare.Env> {
+  constructor(ctx: AgentContext, env: Cloudflare.Env) {
+    super(ctx, withSimulatedHops(env)); // untouched unless a benchmark simulates distance (src/lib/distance.ts)
+  }
+
   async onStart(): Promise<void> {
     // workerd may lose ctx.id.name when an alarm wakes the object after a restart (STACK.md §5).
     await this.ctx.storage.put("__ps_name", this.name);

@@ -4,6 +4,7 @@ import type { TurnCommand, TurnOutcome } from "../contracts/chat-session";
 import type { Database } from "../db/client";
 import { BOOKMARK_HEADER, openSessionDb } from "../db/session";
 import type { Env } from "../env";
+import { withSimulatedHops } from "../lib/distance";
 import { config } from "../lib/config";
 import { runTurn, type TurnDeps, type TurnRequest, type TurnResult } from "../services/answer/turn";
 import { TurnAbort, type TurnEvent } from "../contracts/turn";
@@ -13,6 +14,7 @@ import { getKnowledgeBase } from "../services/knowledge-bases";
 import { getModel } from "../services/models/registry";
 import { TranscriptEnd } from "./transcript-end";
 import { readTurnBody } from "./turn-body";
+import { takeFinishedRun } from "../services/agents/hook";
 import { emptyToolSettings } from "../contracts/tools";
 
 /**
@@ -45,6 +47,10 @@ declare module "../env" {
 }
 
 export class ChatSession extends DurableObject<Env> {
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, withSimulatedHops(env)); // untouched unless a benchmark simulates distance (src/lib/distance.ts)
+  }
+
   private active: ActiveTurn | null = null;
   /** What this object's own turns wrote to the transcript (whether a Worker's read is still current). */
   private readonly transcript = new TranscriptEnd();
@@ -115,7 +121,13 @@ export class ChatSession extends DurableObject<Env> {
     const controller = new AbortController();
     const finished = this.transcript.follow(runTurn(deps, req, () => {}, controller.signal), req.known);
     this.track(controller, finished);
-    const result = outcome(await finished);
+    const done = await finished.catch((e: unknown) => {
+      takeFinishedRun(req.runId); // nothing left behind by a turn that failed after its hook
+      throw e;
+    });
+    // An agent run's hook finished the run: the Worker takes it from the outcome instead of finishing it again.
+    const run = takeFinishedRun(req.runId);
+    const result: TurnOutcome = run ? { ...outcome(done), run } : outcome(done);
     const bookmark = deps.bookmark?.();
     return Response.json(result, { headers: bookmark ? { [BOOKMARK_HEADER]: bookmark } : {} });
   }

@@ -2,6 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import { CAPABILITIES } from "../capabilities";
 import { jobContext } from "../contracts/context";
 import type { Env } from "../env";
+import { withSimulatedHops } from "../lib/distance";
 import { runRecoveryPass } from "../services/recovery/supervisor";
 
 /**
@@ -19,6 +20,10 @@ declare module "../env" {
 }
 
 export class Supervisor extends DurableObject<Env> {
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, withSimulatedHops(env)); // untouched unless a benchmark simulates distance (src/lib/distance.ts)
+  }
+
   /** A pass no later than `atMs`; returns the alarm time now set. */
   async wake(atMs: number): Promise<{ alarm_at: number }> {
     const at = Math.max(atMs, Date.now());

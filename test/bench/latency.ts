@@ -3,10 +3,15 @@
  * local `wrangler dev` whose every D1 round trip waits SIMULATED_D1_RTT_MS (src/db/distance.ts; never
  * set in production), then times, per path, the first byte, the first SSE event (streams) and the end.
  * The number of SEQUENTIAL D1 round trips on each path is what the simulated distance adds, divided by
- * it: (time at RTT r − time at RTT 0) / r. Medians of BENCH_REPEAT calls per path.
+ * it: (time at RTT r − time at RTT 0) / r. Medians of BENCH_REPEAT calls per path. Durable Object calls
+ * (SIMULATED_DO_RTT_MS: every stub's fetch and RPC, every namespace) and R2 operations (SIMULATED_R2_RTT_MS)
+ * are counted the same way, each kind in a round of its own (src/lib/distance.ts).
  *
- *   BENCH_RTTS=0,50,150   simulated round-trip times (ms); the first must be 0
+ *   BENCH_RTTS=0,50,150   simulated D1 round-trip times (ms); the first must be 0
+ *   BENCH_HOP_RTT=150     simulated time per Durable Object call and per R2 operation; 0: no such rounds
  *   BENCH_REPEAT=5        calls per path and RTT
+ *   BENCH_PATHS=A2A       only these paths (comma-separated parts of their names)
+ *   BENCH_TRACE=1         the dev server logs every hop with its stack (with BENCH_DEV_LOG=<file>)
  *   BENCH_PORT=8795
  */
 import { api, setUpKnowledgeBase, startDevServer, uploadAndWait, type ApiAuth } from "./lib.ts";
@@ -14,6 +19,12 @@ import { api, setUpKnowledgeBase, startDevServer, uploadAndWait, type ApiAuth } 
 const RTTS = (process.env.BENCH_RTTS ?? "0,50,150").split(",").map(Number);
 const REPEAT = Number(process.env.BENCH_REPEAT ?? 5);
 const PORT = Number(process.env.BENCH_PORT ?? 8795);
+/** The simulated time per Durable Object call and per R2 operation, each in a round of its own; 0 skips them. */
+const HOP_RTT = Number(process.env.BENCH_HOP_RTT ?? 150);
+/** BENCH_TRACE=1: every hop logged by the dev server with its stack (SIMULATED_HOPS_TRACE; see it with BENCH_DEV_LOG). */
+const TRACE = !!process.env.BENCH_TRACE;
+/** BENCH_PATHS=A2A,MCP: only the paths whose names contain one of these. */
+const ONLY = process.env.BENCH_PATHS?.split(",").filter(Boolean);
 
 interface Timing {
   firstByte: number;
@@ -83,16 +94,20 @@ async function pathsOf(base: string) {
   return paths;
 }
 
-async function measure(rtt: number): Promise<Map<string, Timing>> {
-  console.log(`round at simulated D1 RTT ${rtt} ms: starting wrangler dev ...`);
-  const server = await startDevServer({ port: PORT, vars: { SIMULATED_D1_RTT_MS: String(rtt) } });
+/** One round: a fresh `wrangler dev` with the given simulated distances, every path timed (medians). */
+async function measure(label: string, vars: Record<string, string>): Promise<Map<string, Timing>> {
+  console.log(`round with ${label}: starting wrangler dev ...`);
+  const server = await startDevServer({ port: PORT, vars: TRACE ? { ...vars, SIMULATED_HOPS_TRACE: "1" } : vars });
   try {
-    const paths = await pathsOf(server.base);
+    const paths = (await pathsOf(server.base)).filter((p) => !ONLY || ONLY.some((o) => p.name.includes(o)));
     const out = new Map<string, Timing>();
     for (const p of paths) {
       await p.run(); // warm-up
       const runs: Timing[] = [];
-      for (let i = 0; i < REPEAT; i++) runs.push(await p.run());
+      for (let i = 0; i < REPEAT; i++) {
+        if (TRACE) console.log(`[bench] ${p.name} #${i + 1}`);
+        runs.push(await p.run());
+      }
       out.set(p.name, {
         firstByte: median(runs.map((r) => r.firstByte)),
         firstEvent: runs[0].firstEvent === null ? null : median(runs.map((r) => r.firstEvent!)),
@@ -105,13 +120,22 @@ async function measure(rtt: number): Promise<Map<string, Timing>> {
   }
 }
 
+const ms = (x: number | null) => (x === null ? "—" : `${x.toFixed(0)} ms`);
+/** Sequential hops: the time a simulated distance added, divided by it. */
+const hops = (x: number | null, b: number | null, rtt: number) => (x === null || b === null || rtt === 0 ? null : (x - b) / rtt);
+const trips = (x: number | null, b: number | null, rtt: number) => {
+  const h = hops(x, b, rtt);
+  return h === null ? "" : ` (${h.toFixed(1)} RT)`;
+};
+
 async function main() {
   if (RTTS[0] !== 0) throw new Error("BENCH_RTTS must start with 0 (the baseline)");
   const rounds = new Map<number, Map<string, Timing>>();
-  for (const rtt of RTTS) rounds.set(rtt, await measure(rtt));
+  for (const rtt of RTTS) rounds.set(rtt, await measure(`simulated D1 RTT ${rtt} ms`, { SIMULATED_D1_RTT_MS: String(rtt) }));
+  // The Durable Object and R2 hops: one round each, that kind alone at HOP_RTT (the others at 0).
+  const doRound = HOP_RTT > 0 ? await measure(`simulated Durable Object RTT ${HOP_RTT} ms`, { SIMULATED_DO_RTT_MS: String(HOP_RTT) }) : null;
+  const r2Round = HOP_RTT > 0 ? await measure(`simulated R2 RTT ${HOP_RTT} ms`, { SIMULATED_R2_RTT_MS: String(HOP_RTT) }) : null;
   const base = rounds.get(0)!;
-  const ms = (x: number | null) => (x === null ? "—" : `${x.toFixed(0)} ms`);
-  const trips = (x: number | null, b: number | null, rtt: number) => (x === null || b === null || rtt === 0 ? "" : ` (${((x - b) / rtt).toFixed(1)} RT)`);
   console.log(`\nbench:latency — medians of ${REPEAT} calls; RT = sequential D1 round trips = added time / simulated RTT`);
   console.log(["path".padEnd(18), "RTT".padStart(5), "first byte".padStart(22), "first event".padStart(22), "done".padStart(22)].join(" "));
   for (const name of base.keys()) {
@@ -128,6 +152,20 @@ async function main() {
         ].join(" "),
       );
     }
+  }
+  const top = RTTS[RTTS.length - 1];
+  if (!doRound || !r2Round || top === 0) return;
+  // Within ±0.1 of a whole hop is noise (a few ms); a slightly negative count is shown as 0.0.
+  const f = (h: number | null) => (h === null ? "—" : Math.max(0, h).toFixed(1));
+  console.log(`\nSequential hops per path (D1 at RTT ${top} ms; Durable Object and R2 at ${HOP_RTT} ms, each kind in a round of its own)`);
+  console.log(["path".padEnd(18), "first event: D1 / DO / R2".padStart(28), "done: D1 / DO / R2".padStart(28)].join(" "));
+  for (const [name, b] of base) {
+    const d1 = rounds.get(top)!.get(name)!;
+    const dObj = doRound.get(name)!;
+    const r2 = r2Round.get(name)!;
+    const col = (pick: (t: Timing) => number | null) =>
+      `${f(hops(pick(d1), pick(b), top))} / ${f(hops(pick(dObj), pick(b), HOP_RTT))} / ${f(hops(pick(r2), pick(b), HOP_RTT))}`;
+    console.log([name.padEnd(18), col((t) => t.firstEvent).padStart(28), col((t) => t.done).padStart(28)].join(" "));
   }
 }
 

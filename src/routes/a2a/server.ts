@@ -3,8 +3,8 @@ import { ctxOf } from "../context";
 import { badRequest, notFound } from "../../lib/errors";
 import { errorResponses } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
-import { answerA2aRpc } from "../../services/a2a/rpc";
-import { agentFor, getAgent } from "../../services/agents/agents";
+import { agentForRpc, answerA2aRpc } from "../../services/a2a/rpc";
+import { getAgent } from "../../services/agents/agents";
 import { routesTagged } from "../define-route";
 import { cardOfAgent } from "../../services/a2a/protocol";
 import { A2A_VERSION_HEADER, cardForVersion, requestedVersion } from "../../services/a2a/versions";
@@ -79,13 +79,14 @@ const rpc = route("post", "/agents/{id}/a2a", "agents:run", {
   },
 });
 a2aServerRoutes.openapi(rpc, async (c) => {
-  const agent = await agentFor(ctxOf(c), c.req.valid("param").id, "agents:run");
-  const out = await answerA2aRpc(ctxOf(c), agent, {
-    body: await c.req.text(),
-    origin: new URL(c.req.url).origin,
-    version: c.req.header(A2A_VERSION_HEADER),
-    contentType: c.req.header("Content-Type"),
-  });
+  const body = await c.req.text();
+  const { agent, runState } = await agentForRpc(ctxOf(c), c.req.valid("param").id, body);
+  const out = await answerA2aRpc(
+    ctxOf(c),
+    agent,
+    { body, origin: new URL(c.req.url).origin, version: c.req.header(A2A_VERSION_HEADER), contentType: c.req.header("Content-Type") },
+    runState,
+  );
   // A streaming method answers with its own SSE Response; the typed-response check does not apply.
   return out instanceof Response ? (out as never) : c.json(out, 200);
 });

@@ -3,7 +3,7 @@ import { ctxOf } from "../context";
 import { extraErrors, jsonBody, jsonContent, pageSchema, pagingQuery } from "../../lib/openapi";
 import { createRouter } from "../../lib/router";
 import { agentFor } from "../../services/agents/agents";
-import { listRunsOf, runAgentToAnswer, stopRunOf, streamAgentRun, visibleRunOf } from "../../services/agents/requests";
+import { agentForRun, listRunsOf, runAgentToAnswer, stopRunOf, streamAgentRun, visibleRunOf } from "../../services/agents/requests";
 import { publicRun } from "../../services/agents/runs";
 import { RunMessageBody, RunSchema } from "./schemas";
 import { TurnResponseSchema } from "../chats/schemas";
@@ -28,8 +28,8 @@ const message = route("post", "/agents/{id}/messages", "agents:run", {
   },
 });
 agentRunRoutes.openapi(message, async (c) => {
-  const agent = await agentFor(ctxOf(c), c.req.valid("param").id, "agents:run");
-  return c.json(await runAgentToAnswer(ctxOf(c), agent, c.req.valid("json")), 200);
+  const { agent, runState } = await agentForRun(ctxOf(c), c.req.valid("param").id, c.req.valid("json"));
+  return c.json(await runAgentToAnswer(ctxOf(c), agent, c.req.valid("json"), runState), 200);
 });
 
 const stream = route("post", "/agents/{id}/messages/stream", "agents:run", {
@@ -42,8 +42,8 @@ const stream = route("post", "/agents/{id}/messages/stream", "agents:run", {
   },
 });
 agentRunRoutes.openapi(stream, async (c) => {
-  const agent = await agentFor(ctxOf(c), c.req.valid("param").id, "agents:run");
-  return (await streamAgentRun(ctxOf(c), agent, c.req.valid("json"))) as unknown as ReturnType<typeof c.json>;
+  const { agent, runState } = await agentForRun(ctxOf(c), c.req.valid("param").id, c.req.valid("json"));
+  return (await streamAgentRun(ctxOf(c), agent, c.req.valid("json"), runState)) as unknown as ReturnType<typeof c.json>;
 });
 
 const runs = route("get", "/agents/{id}/runs", "agents:read", {

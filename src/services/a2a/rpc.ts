@@ -1,5 +1,7 @@
 import type { Agent } from "../../db/schema";
 import type { ServiceContext } from "../../contracts/context";
+import { agentFor } from "../agents/agents";
+import { agentWithRunState, type RunState } from "../agents/run-reads";
 import { AgentTaskHandler } from "./server";
 import { assertVersionSupported, requestedVersion } from "./versions";
 
@@ -24,6 +26,7 @@ export async function answerA2aRpc(
   ctx: ServiceContext,
   agent: Agent,
   request: { body: string; origin: string; version?: string; contentType?: string },
+  runState: RunState | null = null,
 ): Promise<Response | Record<string, unknown>> {
   const rawBody = request.body;
   const caller = ctx.caller;
@@ -40,7 +43,7 @@ export async function answerA2aRpc(
   const legacy = typeof body.method === "string" && body.method.includes("/");
   const mapError: ErrorMapper = legacy ? LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError : JsonRpcTransportHandler.mapToJSONRPCError;
   const id = typeof body.id === "string" || typeof body.id === "number" ? body.id : null;
-  const handler = new AgentTaskHandler(ctx, agent, request.origin);
+  const handler = new AgentTaskHandler(ctx, agent, request.origin, runState);
   const version = request.version;
   try {
     assertJsonContentType(request.contentType, errors.ContentTypeNotSupportedError);
@@ -60,6 +63,23 @@ export async function answerA2aRpc(
     return sseOf(out as AsyncGenerator<unknown>, id, mapError, legacy && body.method === "tasks/resubscribe");
   }
   return out as Record<string, unknown>;
+}
+
+const SEND_METHODS = new Set(["SendMessage", "SendStreamingMessage", "message/send", "message/stream"]);
+
+/**
+ * The agent a JSON-RPC request addresses, authorized to run (404 otherwise). For a message send, the run's state
+ * (the conversation named by `contextId`, the knowledge base, credits, skills) is read in the same round trip
+ * (src/services/agents/run-reads.ts); the handler checks it as before. Any other method reads the agent alone.
+ */
+export async function agentForRpc(ctx: ServiceContext, agentId: string, rawBody: string): Promise<{ agent: Agent; runState: RunState | null }> {
+  const parsed = parseBody(rawBody);
+  const body = parsed.ok && isRecord(parsed.value) ? parsed.value : null;
+  if (!body || typeof body.method !== "string" || !SEND_METHODS.has(body.method)) return { agent: await agentFor(ctx, agentId, "agents:run"), runState: null };
+  const message = isRecord(body.params) && isRecord(body.params.message) ? body.params.message : null;
+  const contextId = typeof message?.contextId === "string" && message.contextId ? message.contextId : null;
+  const { agent, state } = await agentWithRunState(ctx, agentId, "agents:run", contextId);
+  return { agent, runState: state };
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);

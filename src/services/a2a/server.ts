@@ -5,14 +5,13 @@ import type { Agent, AgentRun } from "../../db/schema";
 import { ApiError, notFound } from "../../lib/errors";
 import { assertActive } from "../agents/agents";
 import { executeRunJson, executeRunStream } from "../agents/execute";
-import { cancelRun, chatAgentId, getRun, startRun, visibleRun } from "../agents/runs";
+import { cancelRun, chatAgentId, getRun, startRun, visibleRun, type PublicRun } from "../agents/runs";
 import { runViewerOf } from "../../contracts/access";
-import { actorOf, assertCanSpend } from "../billing/metering";
+import { actorOf, assertCreditsLeft } from "../billing/metering";
 import { assertNotTerminated, ownsChat } from "../chats/access";
-import { getChat } from "../chats/chats";
 import { stopTurn } from "../chats/session";
 import { assertKnowledgeBaseActive, resolveModel } from "../chats/turns";
-import { getKnowledgeBase } from "../knowledge-bases";
+import { readRunState, type RunState } from "../agents/run-reads";
 import { taskHistory } from "./history";
 import { cardOfAgent, STATE, taskOfRun, textOf, textPart } from "./protocol";
 
@@ -26,6 +25,21 @@ import { cardOfAgent, STATE, taskOfRun, textOf, textPart } from "./protocol";
  * protocol and call this handler.
  */
 
+/** The run as a stream's last event carries it (its public shape), over the row the run started with. */
+function endedRun(started: AgentRun, ended: PublicRun): AgentRun {
+  return {
+    ...started,
+    status: ended.status,
+    errorCode: ended.error?.code ?? null,
+    errorMessage: ended.error?.message ?? null,
+    usage: ended.usage,
+    output: ended.output,
+    messageId: ended.message_id,
+    startedAt: ended.started_at,
+    endedAt: ended.ended_at,
+  };
+}
+
 async function sdkErrors() {
   return import("@a2a-js/sdk/errors");
 }
@@ -36,6 +50,8 @@ export class AgentTaskHandler implements A2ARequestHandler {
     private readonly agent: Agent,
     /** The origin the agent was addressed at (its card's URLs). */
     private readonly origin: string,
+    /** The run's state, read with the agent (src/services/agents/run-reads.ts); null: read when a run starts. */
+    private readonly runState: RunState | null = null,
   ) {}
 
   async getAgentCard(): Promise<AgentCard> {
@@ -64,21 +80,26 @@ export class AgentTaskHandler implements A2ARequestHandler {
     }
     try {
       assertActive(this.agent);
+      // One round trip for everything below (the chat, the knowledge base, the credits, skills, data files),
+      // already made with the agent's own read when it was for this conversation.
+      const chatId = msg.contextId?.toLowerCase() ?? "";
+      const state = this.runState?.chatId === chatId ? this.runState : await readRunState(db, this.agent, msg.contextId);
       let chat = null;
       if (msg.contextId) {
-        chat = (await getChat(db, msg.contextId.toLowerCase())) ?? null;
+        chat = state.chat;
         // Only a conversation of this agent that this caller owns.
         if (!chat || chatAgentId(chat) !== this.agent.id || chat.tenantId !== this.agent.tenantId || !ownsChat(caller, chat, null)) {
           throw new RequestMalformedError(`contextId ${msg.contextId} is not a conversation of this agent`);
         }
         assertNotTerminated(chat);
       }
-      const kb = await getKnowledgeBase(db, this.agent.knowledgeBaseId);
+      const kb = state.kb;
       if (!kb) throw notFound("Knowledge base");
       assertKnowledgeBaseActive(kb);
       resolveModel(c, this.agent.config.model, "model");
-      await assertCanSpend(db, this.agent.tenantId);
+      assertCreditsLeft(state.tenant);
       return await startRun(db, {
+        reads: state.reads,
         agent: this.agent,
         kb,
         trigger: "api",
@@ -171,7 +192,8 @@ export class AgentTaskHandler implements A2ARequestHandler {
             };
             started = true;
           } else if (ev.type === "done" || ev.type === "error") {
-            const finished = (await getRun(db, run.id)) ?? run;
+            // `done` and `error` carry the run as it ended (the turn's hook or executeRunStream read it back).
+            const finished = ev.run ? endedRun(run, ev.run as PublicRun) : ((await getRun(db, run.id)) ?? run);
             const task = taskOfRun(finished);
             yield { payload: { $case: "statusUpdate", value: { ...base, status: task.status } } };
             ended = true;

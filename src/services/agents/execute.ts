@@ -25,7 +25,8 @@ export async function executeRunJson(env: Env, db: Database, cmd: TurnCommand): 
     await failRun(db, cmd.runId!, "internal_error", "The run could not be started");
     throw e;
   }
-  const run = (await finishRun(db, cmd.runId!, endOfOutcome(outcome)))!;
+  // The turn's hook finished the run already (the outcome carries it as it ended); else finish it from the outcome.
+  const run = outcome.run ?? (await finishRun(db, cmd.runId!, endOfOutcome(outcome)))!;
   return { outcome, run };
 }
 

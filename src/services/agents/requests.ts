@@ -1,12 +1,11 @@
 import type { Agent, AgentRun } from "../../db/schema";
 import type { ServiceContext } from "../../contracts/context";
 import { notFound } from "../../lib/errors";
-import { actorOf, assertCanSpend } from "../billing/metering";
+import { actorOf, assertCreditsLeft } from "../billing/metering";
 import { assertNotTerminated, assertSubjectParam, ownsChat } from "../chats/access";
-import { getChat } from "../chats/chats";
 import { stopTurn } from "../chats/session";
 import { assertKnowledgeBaseActive, resolveModel } from "../chats/turns";
-import { getKnowledgeBase } from "../knowledge-bases";
+import { agentWithRunState, readRunState, type RunState } from "./run-reads";
 import { assertActive } from "./agents";
 import { executeRunJson, executeRunStream } from "./execute";
 import { cancelRun, chatAgentId, getRun, listRuns, publicRun, visibleRun, startRun, type RunViewer, type StartRun } from "./runs";
@@ -28,26 +27,30 @@ export interface RunRequest {
 export const viewerOf = (ctx: ServiceContext): RunViewer => runViewerOf(ctx.caller);
 
 /** Authorizes and prepares a run (JSON and stream alike): every refusal comes before any work. */
-async function prepareRun(ctx: ServiceContext, agent: Agent, body: RunRequest, streaming: boolean) {
+async function prepareRun(ctx: ServiceContext, agent: Agent, body: RunRequest, streaming: boolean, runState: RunState | null) {
   const caller = ctx.caller;
   const db = ctx.db;
   assertSubjectParam(caller, body.external_subject_id);
   assertActive(agent);
+  // One round trip for everything below (the chat, the knowledge base, the credits, skills, data files), already
+  // made with the agent's own read (agentForRun) when it was for this chat.
+  const state = runState?.chatId === (body.chat_id?.toLowerCase() ?? "") ? runState : await readRunState(db, agent, body.chat_id);
   let chat = null;
   if (body.chat_id) {
-    chat = await getChat(db, body.chat_id.toLowerCase());
+    chat = state.chat;
     // Only a chat of this agent that the caller owns; anything else is not found.
     if (!chat || chatAgentId(chat) !== agent.id || chat.tenantId !== agent.tenantId || !ownsChat(caller, chat, body.external_subject_id)) {
       throw notFound("Chat");
     }
     assertNotTerminated(chat);
   }
-  const kb = await getKnowledgeBase(db, agent.knowledgeBaseId);
+  const kb = state.kb;
   if (!kb) throw notFound("Knowledge base");
   assertKnowledgeBaseActive(kb);
   resolveModel(ctx, agent.config.model, "model");
-  await assertCanSpend(db, agent.tenantId);
+  assertCreditsLeft(state.tenant);
   return startRun(db, {
+    reads: state.reads,
     agent,
     kb,
     trigger: "api",
@@ -65,16 +68,22 @@ async function prepareRun(ctx: ServiceContext, agent: Agent, body: RunRequest, s
   });
 }
 
+/** The agent a run request addresses, authorized to run, read with the run's state in one round trip (./run-reads.ts). */
+export async function agentForRun(ctx: ServiceContext, agentId: string, body: RunRequest): Promise<{ agent: Agent; runState: RunState }> {
+  const { agent, state } = await agentWithRunState(ctx, agentId, "agents:run", body.chat_id ?? null);
+  return { agent, runState: state };
+}
+
 /** Runs the agent to its complete answer. */
-export async function runAgentToAnswer(ctx: ServiceContext, agent: Agent, body: RunRequest) {
-  const { cmd, chat } = await prepareRun(ctx, agent, body, false);
+export async function runAgentToAnswer(ctx: ServiceContext, agent: Agent, body: RunRequest, runState: RunState | null = null) {
+  const { cmd, chat } = await prepareRun(ctx, agent, body, false, runState);
   const { outcome, run } = await executeRunJson(ctx.env, ctx.db, cmd);
   return { run: publicRun(run), chat_id: chat.id, assistant_message: outcome.assistant_message, usage: outcome.usage };
 }
 
 /** Runs the agent as a live SSE stream (the response carries X-Run-Id). */
-export async function streamAgentRun(ctx: ServiceContext, agent: Agent, body: RunRequest): Promise<Response> {
-  const { cmd } = await prepareRun(ctx, agent, body, true);
+export async function streamAgentRun(ctx: ServiceContext, agent: Agent, body: RunRequest, runState: RunState | null = null): Promise<Response> {
+  const { cmd } = await prepareRun(ctx, agent, body, true, runState);
   return executeRunStream(ctx.env, ctx.db, cmd, (p) => ctx.waitUntil(p));
 }
 

@@ -1,15 +1,18 @@
-import { and, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
+import { and, desc, eq, inArray, isNull, sql, type SQL } from "drizzle-orm";
 import type { TurnCommand, TurnOutcome } from "../../contracts/chat-session";
 import type { Database } from "../../db/client";
-import { agentRuns, type Agent, type AgentRun, type Chat, type KnowledgeBase, type RunStatus, type RunTrigger, type RunUsage } from "../../db/schema";
+import { agentRuns, chats, usageLogs, type Agent, type AgentRun, type Chat, type KnowledgeBase, type RunStatus, type RunTrigger, type RunUsage, type Skill } from "../../db/schema";
 import { newId } from "../../lib/ids";
 import { nowIso } from "../../lib/time";
 import type { Actor } from "../billing/metering";
-import { createChat, seedMessages } from "../chats/chats";
+import { newChatRow, seedInserts, type NewChat } from "../chats/chats";
+import type { BatchItem } from "drizzle-orm/batch";
+import { isUniqueViolation } from "../../db/errors";
+import { conflict } from "../../lib/errors";
 import { emptyToolSettings } from "../../contracts/tools";
 import { pageOf } from "../../db/page";
 import { leaseUntil } from "../recovery/leases";
-import { buildSnapshot } from "./snapshot";
+import { buildSnapshot, snapshotOf } from "./snapshot";
 import { runOwnerSeenBy, type RunViewer } from "../../contracts/access";
 
 export type { RunViewer };
@@ -89,13 +92,42 @@ export interface StartRun {
 
 type Snapshot = Awaited<ReturnType<typeof buildSnapshot>>;
 
-/** Creates the run (running) and its chat if needed; returns the command that runs it in the chat's DO. */
-export async function startRun(db: Database, s: StartRun): Promise<{ run: AgentRun; chat: Chat; cmd: TurnCommand }> {
-  const snapshot = await buildSnapshot(db, s.agent, s.content);
-  const chat = s.chat ?? (await newRunChat(db, s, snapshot));
-  if (!s.chat && s.history?.length) await seedMessages(db, chat.id, s.history);
-  const run = await recordRun(db, s, snapshot, chat);
-  return { run, chat, cmd: runCommand(s, snapshot, run, chat) };
+/** What the caller read with its own checks, in its one batch (./run-reads.ts): saves the run its reads. */
+export interface RunReads {
+  /** The agent's skills (`skillsOfAgent`). */
+  skills: Skill[];
+  /** Where the continued chat's transcript ends (its last `seq`, its number of messages). */
+  transcript?: { maxSeq: number; count: number };
+  /** Whether the knowledge base has a data file (the toolbox's `sql__query`). */
+  tabular: boolean;
+}
+
+/**
+ * Creates the run (running) and its chat if needed, in one batch; returns the command that runs it in the chat's
+ * DO. The command carries the chat and where its transcript ends when they are known (a new chat without history:
+ * it was just written; a continued one: read by the caller), so the chat's Durable Object reads neither again.
+ */
+export async function startRun(db: Database, s: StartRun & { reads?: RunReads }): Promise<{ run: AgentRun; chat: Chat; cmd: TurnCommand }> {
+  const snapshot = s.reads ? snapshotOf(s.agent, s.content, s.reads.skills) : await buildSnapshot(db, s.agent, s.content);
+  const chat = s.chat ?? newChatRow(runChatInput(s, snapshot));
+  const seeded = s.chat ? [] : (s.history ?? []);
+  const record = recordRun(db, s, snapshot, chat);
+  const writes: BatchItem<"sqlite">[] = s.chat ? [] : [db.insert(chats).values(chat), ...seedInserts(db, chat.id, seeded)];
+  let results: unknown[];
+  try {
+    // In order: the chat, its seeded history, then the run (which names the chat).
+    const items: BatchItem<"sqlite">[] = [...writes, record.write];
+    results = await db.batch(items as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
+  } catch (e) {
+    if (!s.chat && isUniqueViolation(e)) throw conflict("conflict", `A chat with id ${chat.id} already exists`);
+    throw e;
+  }
+  const run = record.row ?? (results.at(-1) as AgentRun[])[0];
+  // Known: a continued chat's end as the caller read it; a new chat's, empty. A seeded chat is left for the object
+  // to read (the inserts moved its row's message count and last message time).
+  const transcript = s.chat ? s.reads?.transcript : seeded.length ? undefined : { maxSeq: 0, count: 0 };
+  const known = transcript ? { chat, transcript } : {};
+  return { run, chat, cmd: { ...runCommand(s, snapshot, run, chat), ...known, ...(s.reads ? { tabular: s.reads.tabular } : {}) } };
 }
 
 /** SQL: a run in flight whose worker is gone — its own lease lapsed and its chat has no live turn. */
@@ -104,8 +136,8 @@ export const runLeaseLapsed = (at: string) => sql`
   AND COALESCE(${agentRuns.leaseExpiresAt}, strftime('%Y-%m-%dT%H:%M:%fZ', COALESCE(${agentRuns.startedAt}, ${agentRuns.createdAt}), '+30 seconds')) < ${at}
   AND NOT EXISTS (SELECT 1 FROM chats c WHERE c.id = ${agentRuns.chatId} AND c.turn_lease_expires_at >= ${at})`;
 
-function newRunChat(db: Database, s: StartRun, snapshot: Snapshot): Promise<Chat> {
-  return createChat(db, {
+function runChatInput(s: StartRun, snapshot: Snapshot): NewChat {
+  return {
     id: crypto.randomUUID(),
     kb: s.kb,
     model: snapshot.model,
@@ -116,20 +148,20 @@ function newRunChat(db: Database, s: StartRun, snapshot: Snapshot): Promise<Chat
     agentMode: snapshot.agent_mode,
     // Ties the chat to its agent: later runs may continue it, other agents may not.
     settings: { websearch_enable: snapshot.tools.websearch_enable, agent_id: s.agent.id } as Chat["settings"],
-  });
+  };
 }
 
-/** The run row, running: a claimed occurrence (scheduled runs) is updated, anything else inserted. */
-async function recordRun(db: Database, s: StartRun, snapshot: Snapshot, chat: Chat): Promise<AgentRun> {
+/** The run row's write, running: a claimed occurrence (scheduled runs) is updated (the row comes back), anything else inserted. */
+function recordRun(db: Database, s: StartRun, snapshot: Snapshot, chat: Chat): { write: BatchItem<"sqlite">; row: AgentRun | null } {
   const at = nowIso();
   const owner = s.owner.userId ? `user:${s.owner.userId}` : "app";
   if (s.runId) {
-    return (await db
+    const write = db
       .update(agentRuns)
       .set({ status: "running", chatId: chat.id, owner, snapshot, agentVersion: s.agent.agentVersion, startedAt: at, leaseExpiresAt: leaseUntil(Date.parse(at)) })
       .where(eq(agentRuns.id, s.runId))
-      .returning()
-      .get())!;
+      .returning();
+    return { write, row: null };
   }
   const run: AgentRun = {
     id: newId("run"),
@@ -155,8 +187,7 @@ async function recordRun(db: Database, s: StartRun, snapshot: Snapshot, chat: Ch
     // Held until the run's turn takes over with its own lease (see settleLapsedRuns).
     leaseExpiresAt: leaseUntil(Date.parse(at)),
   };
-  await db.insert(agentRuns).values(run);
-  return run;
+  return { write: db.insert(agentRuns).values(run), row: run };
 }
 
 /** The turn of the run: the version's goal and instructions, `always` skills loaded, its tools (no delegates at depth 1). */
@@ -223,20 +254,28 @@ export function terminalOf(end: TurnEnd): { status: RunStatus; error: { code: st
 export async function finishRun(db: Database, runId: string, end: TurnEnd): Promise<AgentRun | undefined> {
   const t = terminalOf(end);
   const at = nowIso();
-  await db.run(sql`
-    UPDATE agent_runs SET
-      error_code = CASE WHEN status IN ('queued', 'running') THEN ${t.error?.code ?? null} ELSE error_code END,
-      error_message = CASE WHEN status IN ('queued', 'running') THEN ${t.error?.message ?? null} ELSE error_message END,
-      status = CASE WHEN status IN ('queued', 'running') THEN ${t.status} ELSE status END,
-      usage = COALESCE(${end.usage ? JSON.stringify(end.usage) : null}, usage),
-      output = COALESCE(${end.content}, output),
-      message_id = COALESCE(${end.messageId}, message_id),
-      ended_at = COALESCE(ended_at, ${at})
-    WHERE id = ${runId}`);
-  if (end.messageId) {
-    await db.run(sql`UPDATE usage_logs SET agent_run_id = ${runId} WHERE message_id = ${end.messageId} AND agent_run_id IS NULL`);
-  }
-  return getRun(db, runId);
+  // The status and the error move only while the run is in flight; usage, output and message are kept if unsent.
+  const inFlight = sql`${agentRuns.status} IN ('queued', 'running')`;
+  const finish = db
+    .update(agentRuns)
+    .set({
+      errorCode: sql`CASE WHEN ${inFlight} THEN ${t.error?.code ?? null} ELSE ${agentRuns.errorCode} END`,
+      errorMessage: sql`CASE WHEN ${inFlight} THEN ${t.error?.message ?? null} ELSE ${agentRuns.errorMessage} END`,
+      status: sql`CASE WHEN ${inFlight} THEN ${t.status} ELSE ${agentRuns.status} END`,
+      usage: sql`COALESCE(${end.usage ? JSON.stringify(end.usage) : null}, ${agentRuns.usage})`,
+      output: sql`COALESCE(${end.content}, ${agentRuns.output})`,
+      messageId: sql`COALESCE(${end.messageId}, ${agentRuns.messageId})`,
+      endedAt: sql`COALESCE(${agentRuns.endedAt}, ${at})`,
+    })
+    .where(eq(agentRuns.id, runId));
+  const read = db.select().from(agentRuns).where(eq(agentRuns.id, runId));
+  // One round trip: the writes, then the run as they left it, in one batch (README "Latency").
+  if (!end.messageId) return (await db.batch([finish, read]))[1][0];
+  const logs = db
+    .update(usageLogs)
+    .set({ agentRunId: runId })
+    .where(and(eq(usageLogs.messageId, end.messageId), isNull(usageLogs.agentRunId)));
+  return (await db.batch([finish, logs, read]))[2][0];
 }
 
 /** A run that never reached the model (identity revoked, no credits, missed): failed with the reason. */

@@ -1,6 +1,6 @@
 import { and, eq, inArray } from "drizzle-orm";
 import type { Database } from "../../db/client";
-import { skills, type Agent, type RunSnapshot } from "../../db/schema";
+import { skills, type Agent, type RunSnapshot, type Skill } from "../../db/schema";
 import { terms } from "../../lib/text";
 import { LOCAL_MODEL_ID } from "../models/registry";
 
@@ -14,11 +14,19 @@ export function skillMatches(task: string, skill: { name: string; description: s
 
 /** Pins the version's configuration and resolves skills to their current content (archived ones are gone). */
 export async function buildSnapshot(db: Database, agent: Agent, task: string): Promise<RunSnapshot> {
+  const read = skillsOfAgent(db, agent);
+  return snapshotOf(agent, task, read ? await read.all() : []);
+}
+
+/** The read of the agent's skills (null when it has none), to run alone or in a batch with other reads. */
+export function skillsOfAgent(db: Database, agent: Agent) {
+  const ids = agent.config.skills.map((s) => s.skill_id);
+  return ids.length ? db.select().from(skills).where(and(eq(skills.tenantId, agent.tenantId), eq(skills.status, "active"), inArray(skills.id, ids))) : null;
+}
+
+/** `buildSnapshot` from the skills already read (`skillsOfAgent`). */
+export function snapshotOf(agent: Agent, task: string, rows: Skill[]): RunSnapshot {
   const cfg = agent.config;
-  const ids = cfg.skills.map((s) => s.skill_id);
-  const rows = ids.length
-    ? await db.select().from(skills).where(and(eq(skills.tenantId, agent.tenantId), eq(skills.status, "active"), inArray(skills.id, ids))).all()
-    : [];
   const byId = new Map(rows.map((r) => [r.id, r]));
   const local = cfg.model === LOCAL_MODEL_ID;
   return {

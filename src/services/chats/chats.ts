@@ -1,6 +1,6 @@
 import { and, asc, desc, eq, isNull, sql, type SQL } from "drizzle-orm";
 import { inKnowledgeBase, knowledgeBaseRowScope, type ResourceScope } from "../../auth/resources";
-import { batchSql } from "../../db/batch";
+import type { BatchItem } from "drizzle-orm/batch";
 import type { Database } from "../../db/client";
 import { isUniqueViolation } from "../../db/errors";
 import { chats, messages, type Chat, type ChatSettings, type ChatTodo, type KnowledgeBase, type Message, type MessageMetadata } from "../../db/schema";
@@ -58,8 +58,20 @@ export interface NewChat {
 }
 
 export async function createChat(db: Database, input: NewChat): Promise<Chat> {
+  const chat = newChatRow(input);
+  try {
+    await db.insert(chats).values(chat);
+  } catch (e) {
+    if (isUniqueViolation(e)) throw conflict("conflict", `A chat with id ${chat.id} already exists`);
+    throw e;
+  }
+  return chat;
+}
+
+/** The row `createChat` inserts (for a caller that inserts it in a batch with other writes). */
+export function newChatRow(input: NewChat): Chat {
   const now = nowIso();
-  const chat: Chat = {
+  return {
     id: input.id.toLowerCase(),
     ...inKnowledgeBase(input.kb),
     model: input.model,
@@ -84,13 +96,6 @@ export async function createChat(db: Database, input: NewChat): Promise<Chat> {
     createdAt: now,
     updatedAt: now,
   };
-  try {
-    await db.insert(chats).values(chat);
-  } catch (e) {
-    if (isUniqueViolation(e)) throw conflict("conflict", `A chat with id ${chat.id} already exists`);
-    throw e;
-  }
-  return chat;
 }
 
 export interface ChatListFilter {
@@ -168,13 +173,15 @@ export async function appendMessage(
  * follows reads it as its history.
  */
 export async function seedMessages(db: Database, chatId: string, items: Array<{ role: Message["role"]; content: string }>): Promise<void> {
+  const inserts = seedInserts(db, chatId, items);
+  if (inserts.length) await db.batch(inserts as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
+}
+
+/** The inserts of `seedMessages` (seq 1…n, one statement each), for a caller that batches them with other writes. */
+export function seedInserts(db: Database, chatId: string, items: Array<{ role: Message["role"]; content: string }>): BatchItem<"sqlite">[] {
   const createdAt = nowIso();
-  await batchSql(
-    db,
-    items.map(
-      (m, i) => sql`INSERT INTO messages (id, chat_id, seq, role, content, status, metadata, created_at)
-        VALUES (${newId("msg")}, ${chatId}, ${i + 1}, ${m.role}, ${m.content}, 'complete', '{}', ${createdAt})`,
-    ),
+  return items.map((m, i) =>
+    db.insert(messages).values({ id: newId("msg"), chatId, seq: i + 1, role: m.role, content: m.content, status: "complete", metadata: {}, createdAt }),
   );
 }
 
