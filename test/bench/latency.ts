@@ -74,7 +74,12 @@ async function pathsOf(base: string) {
   const turn = { content: q, model: "local-extractive", agent_mode: "quick" };
   const paths: Path[] = [
     { name: "streamed answer", run: async () => timed(base, `/api/v1/chats/${await newChat()}/messages/stream`, auth, turn) },
+    { name: "streamed, deep", run: async () => timed(base, `/api/v1/chats/${await newChat()}/messages/stream`, auth, { ...turn, agent_mode: "deep" }) },
     { name: "JSON answer", run: async () => timed(base, `/api/v1/chats/${await newChat()}/messages`, auth, turn) },
+    {
+      name: "POST /chats + message",
+      run: () => timed(base, "/api/v1/chats", auth, { id: crypto.randomUUID(), tenant_id: kb.tenant_id, knowledge_base_id: kb.id, model: "local-extractive", message: q, agent_mode: "quick" }),
+    },
     { name: "fast-raw-query", run: () => timed(base, "/api/v1/chats/fast-raw-query", auth, { knowledge_base_id: kb.id, query: q }) },
     {
       name: "MCP search tool",
@@ -137,14 +142,14 @@ async function main() {
   const r2Round = HOP_RTT > 0 ? await measure(`simulated R2 RTT ${HOP_RTT} ms`, { SIMULATED_R2_RTT_MS: String(HOP_RTT) }) : null;
   const base = rounds.get(0)!;
   console.log(`\nbench:latency — medians of ${REPEAT} calls; RT = sequential D1 round trips = added time / simulated RTT`);
-  console.log(["path".padEnd(18), "RTT".padStart(5), "first byte".padStart(22), "first event".padStart(22), "done".padStart(22)].join(" "));
+  console.log(["path".padEnd(22), "RTT".padStart(5), "first byte".padStart(22), "first event".padStart(22), "done".padStart(22)].join(" "));
   for (const name of base.keys()) {
     for (const rtt of RTTS) {
       const t = rounds.get(rtt)!.get(name)!;
       const b = base.get(name)!;
       console.log(
         [
-          name.padEnd(18),
+          name.padEnd(22),
           String(rtt).padStart(5),
           `${ms(t.firstByte)}${trips(t.firstByte, b.firstByte, rtt)}`.padStart(22),
           `${ms(t.firstEvent)}${trips(t.firstEvent, b.firstEvent, rtt)}`.padStart(22),
@@ -158,14 +163,14 @@ async function main() {
   // Within ±0.1 of a whole hop is noise (a few ms); a slightly negative count is shown as 0.0.
   const f = (h: number | null) => (h === null ? "—" : Math.max(0, h).toFixed(1));
   console.log(`\nSequential hops per path (D1 at RTT ${top} ms; Durable Object and R2 at ${HOP_RTT} ms, each kind in a round of its own)`);
-  console.log(["path".padEnd(18), "first event: D1 / DO / R2".padStart(28), "done: D1 / DO / R2".padStart(28)].join(" "));
+  console.log(["path".padEnd(22), "first event: D1 / DO / R2".padStart(28), "done: D1 / DO / R2".padStart(28)].join(" "));
   for (const [name, b] of base) {
     const d1 = rounds.get(top)!.get(name)!;
     const dObj = doRound.get(name)!;
     const r2 = r2Round.get(name)!;
     const col = (pick: (t: Timing) => number | null) =>
       `${f(hops(pick(d1), pick(b), top))} / ${f(hops(pick(dObj), pick(b), HOP_RTT))} / ${f(hops(pick(r2), pick(b), HOP_RTT))}`;
-    console.log([name.padEnd(18), col((t) => t.firstEvent).padStart(28), col((t) => t.done).padStart(28)].join(" "));
+    console.log([name.padEnd(22), col((t) => t.firstEvent).padStart(28), col((t) => t.done).padStart(28)].join(" "));
   }
 }
 

@@ -228,10 +228,12 @@ async function replayCreate(
 
 /** Authorizes and validates a message for an existing chat (JSON send and stream alike): the turn command. */
 export async function sendCommand(ctx: ServiceContext, chatId: string, body: SendMessageInput): Promise<TurnCommand> {
-  // A quick turn's search starts now, alongside the turn's read, when this caller reached the chat before (search-ahead.ts).
+  // The chat, its knowledge base, the credits and the transcript's end in one round trip (turn-reads.ts), and
+  // alongside it (issued second: the read comes first in the database's queue) the turn's search when this
+  // caller reached the chat before (search-ahead.ts).
+  const state = refusalForgets(ctx.caller, { chatId }, readTurnState(ctx, chatId, body.external_subject_id));
   const ahead = turnSearchAhead(ctx, { chatId }, body);
-  // The chat, its knowledge base, the credits and the transcript's end in one round trip (turn-reads.ts).
-  const { chat, kb, spend, transcript, tabular, memorySettings } = await refusalForgets(ctx.caller, { chatId }, readTurnState(ctx, chatId, body.external_subject_id));
+  const { chat, kb, spend, transcript, tabular, memorySettings } = await state;
   rememberPlacement(ctx.caller, { chatId: chat.id }, kb);
   const cmd = await prepareTurn(ctx, ctx.caller, chat, kb, {
     content: body.content,
