@@ -9,7 +9,7 @@ import { readTurnBody } from "../../src/durable/turn-body";
 import { decompose } from "../../src/services/answer/plan";
 import { DEEP_PASSAGES_PER_PART } from "../../src/services/answer/stages/plan";
 import { beginTurn, endTurnStatement, insertUserStatement, upsertAnswerStatement } from "../../src/services/chats/answer-record";
-import { refusalForgets, rememberPlacement, turnSearchAhead as searchAhead, turnSearchedAhead as searchAheadResult } from "../../src/services/chats/search-ahead";
+import { MAX_AHEAD_IN_FLIGHT, refusalForgets, rememberPlacement, turnSearchAhead as searchAhead, turnSearchedAhead as searchAheadResult } from "../../src/services/chats/search-ahead";
 import { getKnowledgeBase } from "../../src/services/knowledge-bases";
 import { turnPassage } from "../../src/services/retrieval/retriever";
 import { searchKnowledgeBase } from "../../src/services/retrieval/search";
@@ -69,6 +69,11 @@ describe("a quick turn's search ahead of its read", () => {
     expect(await searchAheadResult(a, searchAhead(a, { chatId: chatId }, { content: QUESTION, agent_mode: "quick" }), { ...row, embeddingModel: "other-model" }, { count: 0 })).toBeUndefined();
     const followUp = searchAhead(a, { chatId: chatId }, { content: "and gift cards?", agent_mode: "quick" });
     expect(await searchAheadResult(a, followUp, row, { count: 2 })).toBeUndefined();
+    // In a burst, at most MAX_AHEAD_IN_FLIGHT searches run ahead in the isolate; the others wait for their read.
+    const burst = Array.from({ length: MAX_AHEAD_IN_FLIGHT }, () => searchAhead(a, { chatId }, { content: QUESTION, agent_mode: "quick" })!);
+    expect(searchAhead(a, { chatId }, { content: QUESTION, agent_mode: "quick" })).toBeNull();
+    await Promise.all(burst.map((x) => x.passages));
+    await searchAhead(a, { chatId }, { content: QUESTION, agent_mode: "quick" })!.passages;
     // A refused request forgets: the same caller starts no further search there.
     await expect(refusalForgets(a.caller, { chatId }, Promise.reject(new Error("401")))).rejects.toThrow("401");
     expect(searchAhead(a, { chatId }, { content: QUESTION, agent_mode: "quick" })).toBeNull();

@@ -65,10 +65,19 @@ export interface SearchAhead {
   embedding: { model: string; tokens: number };
 }
 
-/** Starts the search when this caller reached the knowledge base there before; null otherwise. */
+/**
+ * Searches ahead running in this isolate, and how many may: in a burst, work started early competes with the other
+ * requests' first reads (for the isolate's CPU and the database's queue) and delays their first events, so beyond
+ * these the search waits for its read as before (measured: README "Latency", bench:stream).
+ */
+let inFlight = 0;
+export const MAX_AHEAD_IN_FLIGHT = 2;
+
+/** Starts the search when this caller reached the knowledge base there before (and the isolate is not in a burst); null otherwise. */
 export function searchAhead(ctx: ServiceContext, reach: Reach, query: string, limit: number): SearchAhead | null {
   const known = placements.get(keyOf(ctx.caller, reach));
-  if (!known || Date.now() - known.at > TTL_MS) return null;
+  if (!known || Date.now() - known.at > TTL_MS || inFlight >= MAX_AHEAD_IN_FLIGHT) return null;
+  inFlight++;
   const ahead: SearchAhead = { kb: known.kb, query, limit, passages: Promise.resolve([]), embedding: { model: "", tokens: 0 } };
   ahead.passages = searchKnowledgeBase(ctx.env, ctx.db, {
     knowledgeBaseId: known.kb.id,
@@ -76,7 +85,9 @@ export function searchAhead(ctx: ServiceContext, reach: Reach, query: string, li
     query,
     limit,
     onEmbeddingUsage: (u) => (ahead.embedding = u),
-  }).then((found) => found.map(turnPassage));
+  })
+    .then((found) => found.map(turnPassage))
+    .finally(() => inFlight--);
   ahead.passages.catch(() => {}); // dropped unless the request is authorized
   return ahead;
 }
