@@ -96,20 +96,13 @@ async function createOrReplay(ctx: ServiceContext, body: CreateChatInput, replay
   assertSubjectParam(caller, body.external_subject_id);
   const db = ctx.db;
   const digest = body.message ? await firstMessageDigest(body.message) : null;
-  // Read alongside the knowledge base's authorization (README "Latency"), used only after it, in the order below:
-  // a chat already under this id (a retried create) and, for a first message, the tenant's credits.
-  const existingRead = digest ? getChat(db, body.id.toLowerCase()) : null;
-  const creditsRead = body.message ? assertCanSpend(db, body.tenant_id) : undefined;
-  existingRead?.catch(() => {});
-  creditsRead?.catch(() => {});
-  // So does the first message's search, when this caller searched the knowledge base before (search-ahead.ts).
-  const ahead = body.message ? turnSearchAhead(ctx, { knowledgeBaseId: body.knowledge_base_id }, { content: body.message, agent_mode: body.agent_mode }) : null;
+  const early = startCreateReads(ctx, body, digest);
   const reach = { knowledgeBaseId: body.knowledge_base_id };
   const kb = await refusalForgets(caller, reach, knowledgeBaseFor(ctx, body.knowledge_base_id, "query:rag", { addressedBy: "param", tenantId: body.tenant_id }));
   rememberPlacement(caller, reach, kb);
   const placement = placementOf(ctx, body, kb);
   if (digest) {
-    const existing = await existingRead;
+    const existing = await early.existing;
     if (existing) return replayCreate(ctx, body, kb, existing, placement, digest, replay);
   }
   assertKnowledgeBaseActive(kb);
@@ -118,33 +111,15 @@ async function createOrReplay(ctx: ServiceContext, body: CreateChatInput, replay
   // first turn leaves nothing behind (and an empty chat cannot name an unknown app either).
   await resolveTurnExtras(ctx, caller, placement, { mode: body.agent_mode, websearch: body.websearch_enable, extras: body });
   const seed = await forkSeed(ctx, body.shared_source_chat_id);
-  // A first message is model work: refuse before creating anything (the turn reuses this check; the
-  // knowledge base's tenant is body.tenant_id, or knowledgeBaseFor refused).
-  const spend = creditsRead;
+  // A first message is model work: refuse before creating anything (the turn reuses this check).
+  const spend = early.credits;
   await spend;
 
   // The first message's id is fixed now, so a retried create can find its turn.
   const firstMessage: FirstMessage | undefined = digest ? { id: newId("msg"), sha256: digest } : undefined;
   let chat: Chat;
   try {
-    chat = await createChat(db, {
-      id: body.id,
-      kb,
-      model: model.id,
-      title: body.title ?? (body.message ? titleFrom(body.message) : null),
-      ownerUserId: placement.ownerUserId,
-      apiKeyId: apiKeyOf(ctx),
-      externalSubjectId: placement.externalSubjectId,
-      agentMode: body.agent_mode,
-      sharedSourceChatId: body.shared_source_chat_id?.toLowerCase() ?? null,
-      settings: {
-        websearch_enable: body.websearch_enable,
-        skill_ids: body.skill_ids,
-        connector_slugs: body.connector_slugs,
-        delegate_agent_ids: body.delegate_agent_ids,
-        ...(firstMessage ? { first_message: firstMessage } : {}),
-      },
-    });
+    chat = await createChat(db, newChatOf(ctx, body, kb, placement, model, firstMessage));
   } catch (e) {
     // A concurrent create with the same id won the insert: the same create is answered like a retry.
     const raced = digest && e instanceof ApiError && e.code === "conflict" ? await getChat(db, placement.id) : undefined;
@@ -161,8 +136,46 @@ async function createOrReplay(ctx: ServiceContext, body: CreateChatInput, replay
   }
   // The chat as just written and its transcript's end travel with the turn: its Durable Object reads neither again.
   const transcript = { maxSeq: seed.length, count: seed.length };
-  const fresh = { chat, transcript, searchedAhead: turnSearchedAhead(ctx, ahead, kb, transcript) };
+  const fresh = { chat, transcript, searchedAhead: turnSearchedAhead(ctx, early.ahead, kb, transcript) };
   return firstTurn(ctx, body, kb, chat, { model, images, spend, userMessageId: firstMessage!.id, fresh });
+}
+
+/**
+ * What a create reads alongside the knowledge base's authorization (README "Latency"), each used only after it
+ * and reported in the create's order: a chat already under this id (a retried create), the tenant's credits (the
+ * knowledge base's tenant is body.tenant_id, or the authorization refused), and the first message's search when
+ * this caller searched the knowledge base before (search-ahead.ts).
+ */
+function startCreateReads(ctx: ServiceContext, body: CreateChatInput, digest: string | null) {
+  const existing = digest ? getChat(ctx.db, body.id.toLowerCase()) : null;
+  const credits = body.message ? assertCanSpend(ctx.db, body.tenant_id) : undefined;
+  existing?.catch(() => {});
+  credits?.catch(() => {});
+  const turn = body.message ? { content: body.message, agent_mode: body.agent_mode } : null;
+  const ahead = turn ? turnSearchAhead(ctx, { knowledgeBaseId: body.knowledge_base_id }, turn) : null;
+  return { existing, credits, ahead };
+}
+
+/** The new chat's row as the create describes it. */
+function newChatOf(ctx: ServiceContext, body: CreateChatInput, kb: KnowledgeBase, placement: ChatPlacement, model: ModelInfo, firstMessage: FirstMessage | undefined) {
+  return {
+    id: body.id,
+    kb,
+    model: model.id,
+    title: body.title ?? (body.message ? titleFrom(body.message) : null),
+    ownerUserId: placement.ownerUserId,
+    apiKeyId: apiKeyOf(ctx),
+    externalSubjectId: placement.externalSubjectId,
+    agentMode: body.agent_mode,
+    sharedSourceChatId: body.shared_source_chat_id?.toLowerCase() ?? null,
+    settings: {
+      websearch_enable: body.websearch_enable,
+      skill_ids: body.skill_ids,
+      connector_slugs: body.connector_slugs,
+      delegate_agent_ids: body.delegate_agent_ids,
+      ...(firstMessage ? { first_message: firstMessage } : {}),
+    },
+  };
 }
 
 const apiKeyOf = (ctx: ServiceContext) => {
