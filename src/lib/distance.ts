@@ -89,35 +89,30 @@ export function delayedNamespace<N extends object>(ns: N, name: string, gate: Ho
 /** Stub members that are not calls to the object. */
 const LOCAL = new Set(["then", "dup", "constructor", "toString", "toJSON", "valueOf"]);
 
-/** A stub whose fetch and RPC methods wait before the call (the call then goes out as it would). */
-export function delayedStub<S extends object>(stub: S, name: string, gate: HopGate): S {
-  return new Proxy(stub, {
+/** `target` with the methods `waits` picks waiting at `gate` (labelled by `label`) before they go out; the others as they are. */
+function delayedCalls<T extends object>(target: T, waits: (prop: string) => boolean, gate: HopGate, label: (prop: string, args: unknown[]) => string): T {
+  return new Proxy(target, {
     get(t, prop) {
       const value = Reflect.get(t, prop) as unknown;
       if (typeof value !== "function") return value;
       // Reflect.apply, not value.apply: on a stub, every property (`apply` too) is a remote method.
-      if (typeof prop !== "string" || LOCAL.has(prop)) return (...args: unknown[]) => Reflect.apply(value, t, args);
+      if (typeof prop !== "string" || !waits(prop)) return (...args: unknown[]) => Reflect.apply(value, t, args);
       return async (...args: unknown[]) => {
-        await gate(`${name}.${prop}`);
+        await gate(label(prop, args));
         return Reflect.apply(value, t, args);
       };
     },
   });
 }
 
+/** A stub whose fetch and RPC methods wait before the call (the call then goes out as it would). */
+export function delayedStub<S extends object>(stub: S, name: string, gate: HopGate): S {
+  return delayedCalls(stub, (prop) => !LOCAL.has(prop), gate, (prop) => `${name}.${prop}`);
+}
+
 const BUCKET_CALLS = new Set(["head", "get", "put", "delete", "list", "createMultipartUpload"]);
 
 /** A bucket whose operations wait before they go out. */
 export function delayedBucket<B extends object>(bucket: B, name: string, gate: HopGate): B {
-  return new Proxy(bucket, {
-    get(t, prop) {
-      const value = Reflect.get(t, prop) as unknown;
-      if (typeof value !== "function") return value;
-      if (typeof prop !== "string" || !BUCKET_CALLS.has(prop)) return (...args: unknown[]) => Reflect.apply(value, t, args);
-      return async (...args: unknown[]) => {
-        await gate(`${name}.${prop}${typeof args[0] === "string" ? ` ${args[0]}` : ""}`);
-        return Reflect.apply(value, t, args);
-      };
-    },
-  });
+  return delayedCalls(bucket, (prop) => BUCKET_CALLS.has(prop), gate, (prop, args) => `${name}.${prop}${typeof args[0] === "string" ? ` ${args[0]}` : ""}`);
 }

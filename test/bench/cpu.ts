@@ -15,7 +15,7 @@ import type { AddressInfo } from "node:net";
 import { readdirSync, readFileSync } from "node:fs";
 import { Readable } from "node:stream";
 import { createOpenAIHandler } from "../servers/openai-chat.ts";
-import { api, setUpKnowledgeBase, startDevServer, uploadAndWait } from "./lib.ts";
+import { api, startModelBench } from "./lib.ts";
 
 const ANSWERS = Number(process.env.BENCH_ANSWERS ?? 40);
 const PORT = Number(process.env.BENCH_PORT ?? 8797);
@@ -66,15 +66,8 @@ async function main() {
   await new Promise<void>((r) => model.listen(0, "127.0.0.1", r));
   const modelUrl = `http://127.0.0.1:${(model.address() as AddressInfo).port}/v1`;
   console.log(`starting wrangler dev on 127.0.0.1:${PORT} ...`);
-  const server = await startDevServer({
-    port: PORT,
-    vars: { OPENAI_BASE_URL: modelUrl, OPENAI_API_KEY: "bench", MODELS: JSON.stringify([{ id: "bench-model", context_window: 16000, pricing: { input_per_1k: 0.1, output_per_1k: 0.1 } }]) },
-  });
+  const { server, kb, key } = await startModelBench({ port: PORT, modelUrl, name: "cpu" });
   try {
-    const { cookie, kb, org, envId } = await setUpKnowledgeBase(server.base, "cpu");
-    await api(server.base, `/billing/organizations/${org.id}/credits`, { cookie, body: { amount: 100_000 } });
-    await uploadAndWait(server.base, { cookie }, kb, "handbook.md", "# Handbook\n\n## Refunds\nRefunds are paid within 5 business days of the request.\n");
-    const key = (await api(server.base, `/environments/${envId}/api-keys`, { cookie, body: { name: "bench", scopes: ["query:rag"] } })).body.key as string;
     const newChat = async (m: string) => {
       const id = crypto.randomUUID();
       await api(server.base, "/chats", { key, body: { id, tenant_id: kb.tenant_id, knowledge_base_id: kb.id, model: m } });

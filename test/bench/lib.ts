@@ -156,3 +156,24 @@ export async function uploadAndWait(base: string, auth: ApiAuth, kb: { id: strin
   }
   throw new Error("document not processed in time");
 }
+
+/**
+ * A `wrangler dev` whose provider model `bench-model` is the OpenAI-compatible server at `modelUrl`, with an
+ * organization funded for the benchmark, a knowledge base holding the handbook and a `query:rag` API key.
+ */
+export async function startModelBench(opts: { port: number; modelUrl: string; name: string }) {
+  const server = await startDevServer({
+    port: opts.port,
+    vars: { OPENAI_BASE_URL: opts.modelUrl, OPENAI_API_KEY: "bench", MODELS: JSON.stringify([{ id: "bench-model", context_window: 16000, pricing: { input_per_1k: 0.1, output_per_1k: 0.1 } }]) },
+  });
+  try {
+    const { cookie, kb, org, envId } = await setUpKnowledgeBase(server.base, opts.name);
+    await api(server.base, `/billing/organizations/${org.id}/credits`, { cookie, body: { amount: 100_000 } });
+    await uploadAndWait(server.base, { cookie }, kb, "handbook.md", "# Handbook\n\n## Refunds\nRefunds are paid within 5 business days of the request.\n");
+    const key = (await api(server.base, `/environments/${envId}/api-keys`, { cookie, body: { name: "bench", scopes: ["query:rag"] } })).body.key as string;
+    return { server, kb, key };
+  } catch (e) {
+    await server.stop();
+    throw e;
+  }
+}

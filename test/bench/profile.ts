@@ -15,7 +15,7 @@ import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "
 import { createRequire } from "node:module";
 import path from "node:path";
 import { createOpenAIHandler } from "../servers/openai-chat.ts";
-import { api, root, setUpKnowledgeBase, sleep, startDevServer, uploadAndWait } from "./lib.ts";
+import { api, root, sleep, startModelBench } from "./lib.ts";
 
 const ANSWERS = Number(process.env.BENCH_ANSWERS ?? 40);
 const PORT = Number(process.env.BENCH_PORT ?? 8798);
@@ -122,15 +122,8 @@ async function main() {
   const model = http.createServer((req, res) => void handler(req, res));
   await new Promise<void>((r) => model.listen(0, "127.0.0.1", r));
   const modelUrl = `http://127.0.0.1:${(model.address() as AddressInfo).port}/v1`;
-  const server = await startDevServer({
-    port: PORT,
-    vars: { OPENAI_BASE_URL: modelUrl, OPENAI_API_KEY: "bench", MODELS: JSON.stringify([{ id: "bench-model", context_window: 16000, pricing: { input_per_1k: 0.1, output_per_1k: 0.1 } }]) },
-  });
+  const { server, kb, key } = await startModelBench({ port: PORT, modelUrl, name: "profile" });
   try {
-    const { cookie, kb, org, envId } = await setUpKnowledgeBase(server.base, "profile");
-    await api(server.base, `/billing/organizations/${org.id}/credits`, { cookie, body: { amount: 100_000 } });
-    await uploadAndWait(server.base, { cookie }, kb, "handbook.md", "# Handbook\n\n## Refunds\nRefunds are paid within 5 business days of the request.\n");
-    const key = (await api(server.base, `/environments/${envId}/api-keys`, { cookie, body: { name: "bench", scopes: ["query:rag"] } })).body.key as string;
     const streamed = MODE !== "quick";
     const m = streamed ? "bench-model" : "local-extractive";
     const newChat = async () => {
