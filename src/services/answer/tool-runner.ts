@@ -40,7 +40,7 @@ export function renderSources(sources: Source[]): string {
 }
 
 /** Rejects when `signal` aborts, so a tool that ignores its signal cannot hold the turn. */
-function raceAbort<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+export function raceAbort<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) return Promise.reject(signal.reason);
   return new Promise<T>((resolve, reject) => {
     const onAbort = () => reject(signal.reason);

@@ -2,6 +2,7 @@ import type { ChatTodo, TodoItem } from "../../../db/schema";
 import { terms } from "../../../lib/text";
 import { nowIso } from "../../../lib/time";
 import { TodoWriter } from "../todo-writer";
+import { raceAbort } from "../tool-runner";
 import { webSearchConfigured } from "../../web/search";
 import { isLocal, thought, type TurnContext } from "../context";
 import type { History } from "../history";
@@ -94,7 +95,8 @@ async function gatherContext(ctx: TurnContext): Promise<Passage[]> {
 
 /** A search of the plan: the one the Worker ran ahead for this turn when it searched the same (src/services/chats/search-ahead.ts). */
 async function planSearch(ctx: TurnContext, query: string, limit: number): Promise<Passage[]> {
-  const ahead = await ctx.req.searchedAhead;
+  // Still on its way from the Worker (its second line): a stopped turn does not wait for it.
+  const ahead = ctx.req.searchedAhead && (await raceAbort(ctx.req.searchedAhead, ctx.signal));
   if (ahead && ahead.query === query && ahead.limit === limit && ctx.toolbox.get("kb__search")) return ahead.passages;
   return searchKb(ctx, query, limit);
 }
