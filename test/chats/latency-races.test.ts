@@ -124,6 +124,26 @@ describe("a turn's request to its Durable Object", () => {
     expect(await late).toEqual({ searchedAhead: { query: "Hi", limit: 6, passages: [] } });
   });
 
+  it("a turn stopped while its search ahead is still on its way does not wait for it", async () => {
+    const { kb, auth } = await kbWithDocument();
+    const { chat } = await newChat(auth, kb);
+    const kbRow = (await getKnowledgeBase(openDb(env), kb.id))!;
+    const cmd = { chatId: chat.id, kb: kbRow, content: QUESTION, modelId: "local-extractive", mode: "quick", websearch: false, actor: {}, operation: "chat", stream: false };
+    const { request, release } = bodyOf(JSON.stringify(cmd) + "\n", "{}\n");
+    const stub = env.CHAT_SESSION.get(env.CHAT_SESSION.idFromName(chat.id));
+    const answered = stub.fetch(request);
+    await new Promise((r) => setTimeout(r, 200)); // the turn is waiting for the second line
+    const stopped = await Promise.race([
+      stub.fetch("https://chat-session/stop", { method: "POST" }).then((r) => r.json()),
+      new Promise((r) => setTimeout(() => r("still waiting"), 3_000)),
+    ]);
+    expect(stopped).toEqual({ stopped: true });
+    const outcome = (await (await answered).json()) as any;
+    expect(outcome.status).toBe("partial");
+    expect(outcome.assistant_message.metadata).toMatchObject({ status: "partial" });
+    release();
+  });
+
   it("a body without a second line, or a malformed one, has no late parts", async () => {
     const plain = bodyOf('{"chatId":"c2"}');
     plain.release();
