@@ -24,6 +24,10 @@ export async function readTurnBody(request: Request): Promise<{ cmd: TurnCommand
       else rest += value;
     }
     return rest.trim() ? (JSON.parse(rest) as LateTurnParts) : {};
-  })().catch(() => ({}));
+  })().catch((e: unknown) => {
+    // Only the Worker writes this body: a bad second line is a bug, logged; the turn searches for itself.
+    console.warn("turn body: the late parts could not be read:", e instanceof Error ? e.message : e);
+    return {};
+  });
   return { cmd, late };
 }

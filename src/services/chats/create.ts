@@ -248,15 +248,7 @@ export async function sendCommand(ctx: ServiceContext, chatId: string, body: Sen
   const ahead = turnSearchAhead(ctx, { chatId }, body);
   const { chat, kb, spend, transcript, tabular, memorySettings } = await state;
   rememberPlacement(ctx.caller, { chatId: chat.id }, kb);
-  const cmd = await prepareTurn(ctx, ctx.caller, chat, kb, {
-    content: body.content,
-    model: resolveModel(ctx, body.model),
-    mode: body.agent_mode,
-    websearch: body.websearch_enable,
-    operation: "chat",
-    extras: body,
-    spend,
-  });
+  const cmd = await messageCommand(ctx, chat, kb, body, spend);
   // Not awaited: the turn (and its first event) starts without it; it follows when done (session.ts).
   const searchedAhead = turnSearchedAhead(ctx, ahead, kb, transcript);
   // The turn's session starts where this request's is: it sees the caller's writes (nothing is written after).
@@ -271,7 +263,12 @@ export async function commandForChat(ctx: ServiceContext, chat: Chat, body: Send
   spend.catch(() => {});
   const kb = await getKnowledgeBase(ctx.db, chat.knowledgeBaseId);
   if (!kb) throw notFound("Knowledge base");
-  return prepareTurn(ctx, ctx.caller, chat, kb, {
+  return messageCommand(ctx, chat, kb, body, spend);
+}
+
+/** A message's turn command, validated (prepareTurn) for the caller on an authorized chat. */
+const messageCommand = (ctx: ServiceContext, chat: Chat, kb: KnowledgeBase, body: SendMessageInput, spend: Promise<void>) =>
+  prepareTurn(ctx, ctx.caller, chat, kb, {
     content: body.content,
     model: resolveModel(ctx, body.model),
     mode: body.agent_mode,
@@ -280,4 +277,3 @@ export async function commandForChat(ctx: ServiceContext, chat: Chat, body: Send
     extras: body,
     spend,
   });
-}
