@@ -116,36 +116,67 @@ function statisticsSql(kbId: string, terms: Term[]): SQL {
   return sql`SELECT ${sql.join(parts, sql`, `)}`;
 }
 
-/** Lexical candidates of the knowledge base for `query`, best first (at most CANDIDATES). */
-export async function lexicalSearch(
-  db: Database,
-  kbId: string,
-  query: string,
-  opts: { documentIds?: string[]; stages?: LexicalStages; timings?: Record<string, number> } = {},
-): Promise<LexicalHit[]> {
+/** Lexical candidates of the knowledge base for `query`, best first (at most CANDIDATES): one D1 batch. */
+export async function lexicalSearch(db: Database, kbId: string, query: string, opts: LexicalOptions = {}): Promise<LexicalHit[]> {
+  const plan = lexicalPlan(kbId, query, opts);
+  return plan.statements.length ? plan.rank(await batchSql(db, plan.statements)) : [];
+}
+
+export interface LexicalOptions {
+  documentIds?: string[];
+  stages?: LexicalStages;
+  timings?: Record<string, number>;
+}
+
+/**
+ * The lexical leg in two halves, so a caller can send its statements in a batch of its own (the search's one
+ * round trip with the vector matches' rows, search.ts): the statements, and the ranking of their results (in
+ * the same order). No statements: the query has no terms, and `rank` answers [].
+ */
+export interface LexicalPlan {
+  statements: SQL[];
+  rank(results: D1Result[]): LexicalHit[];
+}
+
+export function lexicalPlan(kbId: string, query: string, opts: LexicalOptions = {}): LexicalPlan {
   let t = Date.now();
   const mark = (name: string) => {
     if (opts.timings) opts.timings[name] = (opts.timings[name] ?? 0) + Date.now() - t;
     t = Date.now();
   };
   const terms = queryTerms(query);
-  if (!terms.length) return [];
+  if (!terms.length) return { statements: [], rank: () => [] };
   const stages = { rescore: true, expansion: true, ngrams: true, ...stripUndefined(opts.stages ?? {}) };
   const ids = opts.documentIds;
   const depth = Math.max(10, Math.min(stages.depth ?? CANDIDATES, 500));
-
   if (!stages.rescore) {
-    const rows = (await batchSql(db, [candidatesSql(kbId, terms, depth, ids)]))[0].results as unknown as LexicalRow[];
-    return rows.map((row, i) => ({ row, score: 1 / (i + 1) }));
+    return {
+      statements: [candidatesSql(kbId, terms, depth, ids)],
+      rank: ([first]) => (first.results as unknown as LexicalRow[]).map((row, i) => ({ row, score: 1 / (i + 1) })),
+    };
   }
+  return {
+    statements: [candidatesSql(kbId, terms, depth, ids), statisticsSql(kbId, terms)],
+    rank: ([first, firstStats]) => {
+      mark("d1");
+      return rescored(query, terms, stages, first.results as unknown as LexicalRow[], firstStats.results[0] as Record<string, number>, mark);
+    },
+  };
+}
 
-  const [first, firstStats] = await batchSql(db, [candidatesSql(kbId, terms, depth, ids), statisticsSql(kbId, terms)]);
-  mark("d1");
+/** Stages 2-4: BM25 with the knowledge base's statistics, query expansion, character n-grams. */
+function rescored(
+  query: string,
+  terms: Term[],
+  stages: LexicalStages,
+  rows: LexicalRow[],
+  stats: Record<string, number>,
+  mark: (stage: string) => void,
+): LexicalHit[] {
   const analyze = analyzer();
   const analyzed = new Map<number, Analyzed>();
-  for (const row of first.results as unknown as LexicalRow[]) analyzed.set(row.seq, analyze(row));
+  for (const row of rows) analyzed.set(row.seq, analyze(row));
   const pool = [...analyzed.values()];
-  const stats = firstStats.results[0] as Record<string, number>;
   const total = Math.max(Number(stats.total) || 0, pool.length, 1);
   const idfs = new Map(terms.map((t, i) => [t.stem, idf(total, Number(stats[`d${i}`]) || 0)]));
   // Every query term weighs 1 here: the feedback weights below are exp(score differences) on this scale.

@@ -1,4 +1,5 @@
-import { sql } from "drizzle-orm";
+import { sql, type SQL } from "drizzle-orm";
+import { batchSql } from "../../db/batch";
 import type { Database } from "../../db/client";
 import type { KnowledgeBase } from "../../db/schema";
 import type { Env } from "../../env";
@@ -8,8 +9,8 @@ import type { Actor } from "../billing/metering";
 import { embedderFor, type Embedder } from "../embeddings";
 import { meterEmbedding } from "../embeddings/metering";
 import { getKnowledgeBase } from "../knowledge-bases";
-import { vectorIndexFor } from "../vector-index";
-import { lexicalSearch, queryTerms, type LexicalRow } from "./lexical";
+import { vectorIndexFor, type VectorMatch } from "../vector-index";
+import { lexicalPlan, queryTerms, type LexicalRow } from "./lexical";
 import { rerankerFor } from "./rerank";
 
 /**
@@ -99,17 +100,22 @@ type Row = Pick<LexicalRow, "id" | "document_id" | "heading" | "page" | "filenam
  * is needed for them); the others' texts are read only if they are returned after all (withTexts).
  * CROSS JOIN: the ids are looked up by the unique index, never by walking the knowledge base's chunks.
  */
-async function rowsByIds(db: Database, kbId: string, chunkIds: string[], withText: number, ids?: string[]) {
-  if (!chunkIds.length) return [];
-  const rows = await db.all<Row & { body: string | null }>(sql`
+function rowsByIdsSql(kbId: string, chunkIds: string[], withText: number, ids?: string[]): SQL {
+  return sql`
     SELECT c.id, c.document_id, c.heading, c.page, d.filename, d.source_url, CASE WHEN j.key < ${withText} THEN c.body END AS body
     FROM json_each(${JSON.stringify(chunkIds)}) j
     CROSS JOIN chunks c ON c.id = j.value
     CROSS JOIN documents d ON d.id = c.document_id
     WHERE c.knowledge_base_id = ${kbId}
       AND c.generation = d.index_generation AND d.status NOT IN ('deleted', 'pending_upload')
-      ${ids ? sql`AND c.document_id IN (SELECT value FROM json_each(${JSON.stringify(ids)}))` : sql``}`);
-  return rows.map(({ body, ...row }): Row => (body === null ? row : { ...row, body }));
+      ${ids ? sql`AND c.document_id IN (SELECT value FROM json_each(${JSON.stringify(ids)}))` : sql``}`;
+}
+
+/** The vector matches that are live chunks (the rows of rowsByIdsSql), best first; ranks count only those. */
+function vectorHitsOf(matches: VectorMatch[], liveRows: Array<Row & { body: string | null }>) {
+  const rows = new Map(liveRows.map(({ body, ...row }): [string, Row] => [row.id, body === null ? row : { ...row, body }]));
+  // Stale vectors (a replaced generation awaiting cleanup) are skipped.
+  return matches.flatMap((m) => (rows.has(m.id) ? [{ row: rows.get(m.id)!, score: m.score }] : []));
 }
 
 /** Fills in the text of rows that have none (by chunk id, within the knowledge base). */
@@ -124,15 +130,12 @@ async function withTexts(db: Database, kbId: string, rows: Row[]): Promise<void>
   for (const r of rows) if (r.body === undefined) r.body = byId.get(r.id) ?? "";
 }
 
-/** Vector candidates joined to their live chunk rows, best first; [] when the provider or index is unavailable. */
-async function vectorCandidates(env: Env, db: Database, embedder: Embedder, kbId: string, query: string, withText: number, ids?: string[]) {
+/** The vector index's best matches for the query (ids and scores); [] when the provider or index is unavailable. */
+async function vectorMatches(env: Env, embedder: Embedder, kbId: string, query: string): Promise<VectorMatch[]> {
   try {
     const [vector] = await embedder.embed([query], "query");
     const index = vectorIndexFor(env);
-    const matches = await index.query(kbId, vector, Math.min(index.maxTopK, VECTOR_CANDIDATES));
-    const rows = new Map((await rowsByIds(db, kbId, matches.map((m) => m.id), withText, ids)).map((r) => [r.id, r]));
-    // Ranks count only live chunks: stale vectors (a replaced generation awaiting cleanup) are skipped.
-    return matches.flatMap((m) => (rows.has(m.id) ? [{ row: rows.get(m.id)!, score: m.score }] : []));
+    return await index.query(kbId, vector, Math.min(index.maxTopK, VECTOR_CANDIDATES));
   } catch (e) {
     // Full-text results still answer when the embedding provider or index is unavailable.
     console.warn(`vector search unavailable for ${kbId}; full-text only:`, e);
@@ -169,13 +172,15 @@ export async function searchKnowledgeBase(env: Env, db: Database, opts: SearchOp
     }
   }
 
-  // Both legs run at once; the latency is the slower of the two.
-  const [lexicalHits, vectorHits] = await Promise.all([
-    wantLexical
-      ? lexicalSearch(db, kb.id, opts.query, { documentIds: opts.documentIds, stages: opts.stages, timings: opts.timings })
-      : Promise.resolve([]),
-    embedder ? timed(opts.timings, "vector", vectorCandidates(env, db, embedder, kb.id, opts.query, textsWanted(limit), opts.documentIds)) : Promise.resolve([]),
-  ]);
+  // One D1 round trip: the vector matches come first (the embedding and the index, no D1), then the lexical
+  // leg's statements and the matches' live rows go in one batch.
+  const lexical = wantLexical ? lexicalPlan(kb.id, opts.query, { documentIds: opts.documentIds, stages: opts.stages, timings: opts.timings }) : null;
+  const matches = embedder ? await timed(opts.timings, "vector", vectorMatches(env, embedder, kb.id, opts.query)) : [];
+  const lexicalStatements = lexical?.statements ?? [];
+  const rowsStatement = matches.length ? [rowsByIdsSql(kb.id, matches.map((m) => m.id), textsWanted(limit), opts.documentIds)] : [];
+  const results = await batchSql(db, [...lexicalStatements, ...rowsStatement]);
+  const lexicalHits = lexical && lexicalStatements.length ? lexical.rank(results) : [];
+  const vectorHits = rowsStatement.length ? vectorHitsOf(matches, results[lexicalStatements.length].results as Array<Row & { body: string | null }>) : [];
   // A paid query embedding is charged to the knowledge base's tenant (the hash embedder reports nothing).
   if (opts.onEmbeddingUsage) opts.onEmbeddingUsage({ model: embedder?.model ?? "", tokens: embeddingTokens });
   else await meterEmbedding(db, env, { organizationId: kb.organizationId, tenantId: kb.tenantId, model: embedder?.model ?? "", tokens: embeddingTokens, actor: opts.actor });
