@@ -1,6 +1,7 @@
 import { sha256Hex } from "../lib/crypto";
 import { ApiError } from "../lib/errors";
-import { resolveApiKey } from "../services/api-keys";
+import { apiKeyLookup, keyCallerOf, KEY_PREFIX } from "../services/api-keys";
+import { rideAlong } from "../db/rider";
 import { resolveSession, type ResolvedSession } from "../services/identity/sessions";
 import type { Database } from "../db/client";
 import { trackCallerCheck } from "./caller-check";
@@ -9,8 +10,8 @@ import type { Caller, KeyCaller, UserCaller } from "../contracts/caller";
 /**
  * API keys and session cookies resolved in this isolate, so a request does not wait for its key's lookup before its own first query
  * (README "Latency"). A cached key is never trusted on its own: every request still re-reads the key (revoked,
- * expired, its creator's role, its organization's status) — but in parallel with the route's own first query
- * instead of before it — and the authorization layer (`authorize`) waits for that read before it decides
+ * expired, its creator's role, its organization's status) — but with the route's own first query instead of
+ * before it (a key's re-read in the route's first batch when it starts with one, src/db/rider.ts) — and the authorization layer (`authorize`) waits for that read before it decides
  * anything. A revoked key, a removed or demoted creator, a suspended organization are therefore refused by the
  * very next request's authorization, in every isolate; the bound is the database's own (with read replication,
  * a replica's lag; the Sessions API keeps a caller's own writes visible to it). A route that never authorizes
@@ -56,11 +57,20 @@ export async function sessionCaller(c: CallerRequest, token: string, onRefresh: 
   return { ...hit.caller }; // one object per request: per-request memberships (authorize.ts) hang off it
 }
 
-/** The caller of an API key: from this isolate's cache (re-read alongside), or looked up now. */
+/**
+ * The caller of an API key: from this isolate's cache, or looked up now. A cached key's re-read rides along the
+ * request's first query (in its first batch, one D1 call for both: src/db/rider.ts).
+ */
 export async function keyCaller(c: CallerRequest, token: string): Promise<KeyCaller> {
+  if (!token.startsWith(KEY_PREFIX) || token.length > 200) throw new ApiError("unauthorized", "Invalid API key");
   const hash = await sha256Hex(token);
-  const fresh = resolveApiKey(c.db, token, hash).then(
-    ({ caller, touch }) => {
+  const hit = keys.get(hash);
+  const cached = !!hit && Date.now() - hit.at <= TTL_MS;
+  const lookup = apiKeyLookup(c.db, hash);
+  const riding = cached ? rideAlong(c.db, lookup) : null;
+  const fresh = (riding ? riding.result : lookup).then(
+    (rows) => {
+      const { caller, touch } = keyCallerOf(c.db, rows[0]);
       if (touch) c.waitUntil(touch.catch((e) => console.error("last_used_at update failed", e)));
       remember(keys, hash, caller);
       return caller;
@@ -70,10 +80,9 @@ export async function keyCaller(c: CallerRequest, token: string): Promise<KeyCal
       throw e;
     },
   );
-  const hit = keys.get(hash);
-  if (!hit || Date.now() - hit.at > TTL_MS) return fresh;
-  trackCallerCheck(c.db, fresh, c.adopt);
-  return { ...hit.caller };
+  if (!riding) return fresh;
+  trackCallerCheck(c.db, fresh, c.adopt, riding.send);
+  return { ...hit!.caller };
 }
 
 function remember<T>(cache: Map<string, { caller: T; at: number }>, hash: string, caller: T) {

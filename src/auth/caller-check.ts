@@ -5,12 +5,15 @@ import type { Caller } from "../contracts/caller";
  * database handle — one per request (src/db/session.ts), held by the middleware and by every service
  * (ServiceContext.db). The authorization layer waits for it before deciding anything (`verifiedCaller`).
  */
-const pending = new WeakMap<object, { check: Promise<Caller>; adopt: (caller: Caller) => void }>();
+const pending = new WeakMap<object, { check: Promise<Caller>; adopt: (caller: Caller) => void; send?: () => void }>();
 
-/** Registers a request's re-read; `adopt` makes the fresh caller the request's. */
-export function trackCallerCheck(db: object, check: Promise<Caller>, adopt: (caller: Caller) => void): void {
+/**
+ * Registers a request's re-read; `adopt` makes the fresh caller the request's. `send`: the re-read waits to ride
+ * along the request's first query (src/db/rider.ts), and this sends it at once (before anything is decided).
+ */
+export function trackCallerCheck(db: object, check: Promise<Caller>, adopt: (caller: Caller) => void, send?: () => void): void {
   check.catch(() => {}); // observed by verifiedCaller / settleCallerCheck
-  pending.set(db, { check, adopt });
+  pending.set(db, { check, adopt, send });
 }
 
 /**
@@ -20,6 +23,7 @@ export function trackCallerCheck(db: object, check: Promise<Caller>, adopt: (cal
 export async function verifiedCaller(ctx: { readonly db: object; readonly caller: Caller | null }): Promise<Caller | null> {
   const entry = pending.get(ctx.db);
   if (!entry) return ctx.caller ?? null;
+  entry.send?.();
   const caller = await entry.check;
   pending.delete(ctx.db);
   entry.adopt(caller);

@@ -1,5 +1,6 @@
 import { createDb, type Database } from "./client";
 import { withSimulatedDistance, type SimulatedDb } from "./distance";
+import { withRiders } from "./rider";
 
 /**
  * D1 read replication through the Sessions API (README "Latency"). Every request and every chat turn runs in a D1
@@ -30,9 +31,10 @@ export interface SessionDb {
 /** A D1 session (with the benchmark's simulated distance when configured), starting at `bookmark` or the primary. */
 export function openSessionDb(env: SimulatedDb, bookmark?: string | null): SessionDb {
   const session = typeof env.DB.withSession === "function" ? env.DB.withSession(validBookmark(bookmark) ?? "first-primary") : null;
-  if (!session) return { db: createDb(withSimulatedDistance(env.DB, env.SIMULATED_D1_RTT_MS, env.SIMULATED_HOPS_TRACE)), bookmark: () => null };
+  // Riders (a cached caller's re-read, src/db/rider.ts) go along with the request's first statements.
+  if (!session) return { db: createDb(withRiders(withSimulatedDistance(env.DB, env.SIMULATED_D1_RTT_MS, env.SIMULATED_HOPS_TRACE))), bookmark: () => null };
   // drizzle takes the session at runtime; the cast is for the types (STACK-WAVE3 §5).
-  const db = createDb(withSimulatedDistance(session as unknown as D1Database, env.SIMULATED_D1_RTT_MS, env.SIMULATED_HOPS_TRACE));
+  const db = createDb(withRiders(withSimulatedDistance(session as unknown as D1Database, env.SIMULATED_D1_RTT_MS, env.SIMULATED_HOPS_TRACE)));
   return { db, bookmark: () => session.getBookmark() };
 }
 

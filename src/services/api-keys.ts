@@ -151,13 +151,26 @@ export async function resolveApiKey(
   tokenHash?: string,
 ): Promise<{ caller: KeyCaller; touch: Promise<unknown> | null }> {
   if (!token.startsWith(KEY_PREFIX) || token.length > 200) throw new ApiError("unauthorized", "Invalid API key");
-  const row = await db
+  return keyCallerOf(db, await apiKeyLookup(db, tokenHash ?? (await sha256Hex(token))).get());
+}
+
+/**
+ * The read behind a key's caller: the key by its token's hash, its organization's status and its creator's role
+ * (a query not yet sent: the caller cache lets it ride along a request's first batch, src/db/rider.ts).
+ */
+export function apiKeyLookup(db: Database, tokenHash: string) {
+  return db
     .select({ key: apiKeys, status: organizations.status, creatorRole: organizationMembers.role })
     .from(apiKeys)
     .innerJoin(organizations, eq(organizations.id, apiKeys.organizationId))
     .leftJoin(organizationMembers, and(eq(organizationMembers.organizationId, apiKeys.organizationId), eq(organizationMembers.userId, apiKeys.createdBy)))
-    .where(eq(apiKeys.keyHash, tokenHash ?? (await sha256Hex(token))))
-    .get();
+    .where(eq(apiKeys.keyHash, tokenHash));
+}
+
+export type ApiKeyRow = Awaited<ReturnType<typeof apiKeyLookup>>[number];
+
+/** The caller of a key's row (apiKeyLookup), or the 401 of a missing, revoked, expired or unbacked key; `touch` updates last_used_at. */
+export function keyCallerOf(db: Database, row: ApiKeyRow | undefined): { caller: KeyCaller; touch: Promise<unknown> | null } {
   if (!row) throw new ApiError("unauthorized", "Invalid API key");
   if (row.key.revokedAt) throw new ApiError("unauthorized", "This API key has been revoked");
   if (row.key.expiresAt && Date.parse(row.key.expiresAt) <= Date.now()) {
