@@ -23,7 +23,7 @@ function fakeTurn() {
     used: { input_tokens: 0, output_tokens: 0 },
     ledger: { all: [] },
     contextMetadata: {},
-    userWritten: Promise.resolve(),
+    userWritten: () => Promise.resolve(),
   } as unknown as TurnContext;
   return { ctx, batches };
 }

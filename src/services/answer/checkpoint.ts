@@ -85,7 +85,7 @@ export class AnswerCheckpoint {
       statements.unshift(...charge.statements, upsertAnswerStatement(d1, req.chat.id, { id: this.messageId, content, status: "partial", metadata: this.metadata(charge.recorded), createdAt: this.createdAt }));
     }
     this.lastWrite = Date.now();
-    await this.ctx.userWritten; // the answer goes after the user message in the chat
+    await this.ctx.userWritten(); // the answer goes after the user message in the chat
     if (this.closed) return; // the final write is next and replaces it
     await batchWithRetry(d1, () => statements);
     this.savedLength = Math.max(this.savedLength, content.length);

@@ -78,8 +78,8 @@ export interface TurnContext {
   contextMetadata: Record<string, unknown>;
   /** How many sources the last `sources` event carried (-1: none sent yet). */
   publishedSources: number;
-  /** The user message's write: the answer's checkpoints come after it. */
-  userWritten: Promise<Message>;
+  /** The user message's write (started now if it was waiting, turn-record.ts): the answer's checkpoints come after it. */
+  userWritten: () => Promise<Message>;
   /** Writes the turn makes off its path (a deep turn's todo list): `done` waits until each has settled. */
   offPath: Array<() => Promise<void>>;
   /** The chat's messages since its summary, before this turn (set by the history stage). */

@@ -1,9 +1,9 @@
 import type { Message } from "../../db/schema";
 import { newId } from "../../lib/ids";
 import { nowIso } from "../../lib/time";
-import { beginTurn } from "../chats/answer-record";
 import { publicMessage } from "../chats/chats";
-import { checkAfter, LEASE_MS, leaseUntil } from "../recovery/leases";
+import { checkAfter, LEASE_MS } from "../recovery/leases";
+import { startTurnRecord } from "./turn-record";
 import { wakeSupervisor } from "../recovery/supervisor";
 import { AnswerCheckpoint } from "./checkpoint";
 import { ProviderError } from "../models/llm";
@@ -39,24 +39,26 @@ export async function runTurn(deps: TurnDeps, req: TurnRequest, emit: Emit, sign
   const toolbox = assembleToolbox(scope, req.tools, deps.capabilities.tools);
   // The answer's id is known from the start: its checkpoints, the turn's lease and the final write share it.
   const assistantId = newId("msg");
-  const { userMessage: announced, written, landed } = await startTurnRecord(deps, req, assistantId);
+  const record = await startTurnRecord(deps, req, assistantId);
+  const announced = record.announced;
   scope.questionMessageId = announced.id;
   // The supervisor looks at the lease when it would lapse (it settles the turn if this worker is gone by then).
   const watched = wakeSupervisor(deps.env, checkAfter(Date.now() + LEASE_MS));
   await emit({ type: "user_message", message: publicMessage(announced), ...(req.runId ? { run_id: req.runId } : {}) });
 
-  const ctx = createContext(deps, req, scope, await toolbox, emit, signal, written);
+  const ctx = createContext(deps, req, scope, await toolbox, emit, signal, record.written);
   const checkpoint = new AnswerCheckpoint(ctx, assistantId);
   const outcome = await answer(ctx, announced, checkpoint).finally(() => scope.resources?.closeAll());
   await checkpoint.close();
 
   const metered = meterStage(ctx, assistantId);
-  // An announced user message may still be on its way: the final write does not wait for it (it appends it if absent).
-  const [userMessage, assistantMessage] = await Promise.all([
-    written,
-    persistStage(ctx, assistantId, outcome, metered, nowIso(), landed() ? undefined : announced),
+  // An announced user message may still be on its way (or waiting): the final write does not wait for it, it
+  // appends it if absent (turn-record.ts).
+  const [{ assistant: assistantMessage, appended }] = await Promise.all([
+    persistStage(ctx, assistantId, outcome, metered, nowIso(), record.toAppend()),
     ...ctx.offPath.map((settled) => settled()),
   ]);
+  const userMessage = await record.settled(appended);
   const usage = metered.usage;
   await watched;
   const doneExtras = await afterTurnStage(ctx, { userMessage, assistantMessage, outcome, usage });
@@ -78,40 +80,7 @@ function turnScope(deps: TurnDeps, req: TurnRequest): TurnScope {
   return { db: deps.db, env: deps.env, chat, kb, actor, subject, mode, streaming, runId, depth, tabular, memorySettings, resources: new TurnResources() };
 }
 
-/**
- * The user message's write, which also records the turn and its lease. When the chat's Durable Object knows where
- * the transcript ends (`req.known`), the message is announced at once and written alongside the turn's first steps
- * (history, search): the checkpoints wait for it (`ctx.userWritten`), and the final write appends the message itself
- * if it has not landed yet (so a quick answer does not wait for it). Otherwise it is written first.
- */
-async function startTurnRecord(
-  deps: TurnDeps,
-  req: TurnRequest,
-  assistantId: string,
-): Promise<{ userMessage: Message; written: Promise<Message>; landed: () => boolean }> {
-  const metadata = {
-    ...(req.images?.length ? { imageUrls: req.images.map((i) => i.url) } : {}),
-    ...(req.attachments?.length ? { attachedArtifactIds: req.attachments.map((a) => a.id) } : {}),
-    ...(req.runId ? { run_id: req.runId } : {}),
-  };
-  const turn = { messageId: assistantId, leaseUntil: leaseUntil() };
-  const known = req.userMessageId ? undefined : req.known;
-  if (!known) {
-    const written = await beginTurn(deps.db, req.chat.id, { id: req.userMessageId, content: req.content, metadata }, turn);
-    return { userMessage: written, written: Promise.resolve(written), landed: () => true };
-  }
-  const draft: Message = { id: newId("msg"), chatId: req.chat.id, seq: known.nextSeq, role: "user", content: req.content, status: "complete", metadata, createdAt: nowIso() };
-  let landed = false;
-  const written = beginTurn(deps.db, req.chat.id, { id: draft.id, content: draft.content, metadata, createdAt: draft.createdAt }, turn, true).then((m) => {
-    landed = true;
-    if (m.seq !== draft.seq) console.warn(`chat ${req.chat.id}: user message ${m.id} was announced at seq ${draft.seq} and written at ${m.seq}`);
-    return m;
-  });
-  written.catch(() => {}); // awaited by the checkpoints and the final write
-  return { userMessage: draft, written, landed: () => landed };
-}
-
-function createContext(deps: TurnDeps, req: TurnRequest, scope: TurnScope, toolbox: Toolbox, emit: Emit, signal: AbortSignal, userWritten: Promise<Message>): TurnContext {
+function createContext(deps: TurnDeps, req: TurnRequest, scope: TurnScope, toolbox: Toolbox, emit: Emit, signal: AbortSignal, userWritten: () => Promise<Message>): TurnContext {
   const ledger = new SourceLedger();
   return {
     deps,

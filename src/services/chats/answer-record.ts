@@ -90,6 +90,11 @@ export function insertUserStatement(
     .bind(m.id, chatId, m.content, JSON.stringify(m.metadata), m.createdAt);
 }
 
+/** A message's row (messageOfRow reads it). */
+export function messageRowStatement(d1: D1Database, id: string): Stmt {
+  return d1.prepare("SELECT id, chat_id, seq, role, content, status, metadata, created_at FROM messages WHERE id = ?1").bind(id);
+}
+
 /**
  * The turn starts: the user's message is appended and the chat records the turn and its lease, in one write. A
  * given `userMessageId` makes a retried start find its message instead of adding another (a unique violation).
@@ -113,7 +118,7 @@ export async function beginTurn(
     d1
       .prepare("UPDATE chats SET turn_message_id = ?2, turn_lease_expires_at = ?3 WHERE id = ?1 AND NOT EXISTS (SELECT 1 FROM messages WHERE id = ?2)")
       .bind(chatId, turn.messageId, turn.leaseUntil),
-    d1.prepare("SELECT id, chat_id, seq, role, content, status, metadata, created_at FROM messages WHERE id = ?1").bind(m.id),
+    messageRowStatement(d1, m.id),
   ]);
   return messageOfRow(results[2].results[0] as Row);
 }

@@ -1,6 +1,6 @@
 import type { Message, MessageMetadata, TurnUsage } from "../../../db/schema";
 import { chargeStatements } from "../../billing/metering";
-import { batchWithRetry, endTurnStatement, insertUserStatement, messageOfRow, upsertAnswerStatement } from "../../chats/answer-record";
+import { batchWithRetry, endTurnStatement, insertUserStatement, messageOfRow, messageRowStatement, upsertAnswerStatement } from "../../chats/answer-record";
 import type { TurnContext, TurnResult } from "../context";
 import type { StopReason } from "../../../contracts/turn";
 
@@ -48,7 +48,14 @@ export function meterStage(ctx: TurnContext, assistantId: string): Metered {
  * user message of a turn whose own write may not have landed yet; it is appended first when absent, so this write
  * need not wait for that one (src/services/chats/answer-record.ts, beginTurn).
  */
-export async function persistStage(ctx: TurnContext, assistantId: string, outcome: Outcome, metered: Metered, createdAt: string, announced?: Message): Promise<Message> {
+export async function persistStage(
+  ctx: TurnContext,
+  assistantId: string,
+  outcome: Outcome,
+  metered: Metered,
+  createdAt: string,
+  announced?: Message,
+): Promise<{ assistant: Message; appended?: Message }> {
   const usage = metered.usage;
   const metadata: MessageMetadata = {
     sources: ctx.ledger.all,
@@ -64,14 +71,19 @@ export async function persistStage(ctx: TurnContext, assistantId: string, outcom
   };
   const d1 = ctx.deps.db.$client;
   const chatId = ctx.req.chat.id;
+  // An announced user message whose own write has not landed is appended here (and read back, as the chat has it).
   const user = announced ? [insertUserStatement(d1, chatId, announced, true)] : [];
+  const userRow = announced ? [messageRowStatement(d1, announced.id)] : [];
   const results = await batchWithRetry(d1, () => [
     ...metered.charge,
     ...user,
     upsertAnswerStatement(d1, chatId, { id: assistantId, content: outcome.content, status: outcome.status, metadata, createdAt }),
     endTurnStatement(d1, chatId, assistantId),
+    ...userRow,
   ]);
-  return messageOfRow(results[metered.charge.length + user.length].results[0] as Parameters<typeof messageOfRow>[0]);
+  const at = metered.charge.length + user.length;
+  const row = (i: number) => messageOfRow(results[i].results[0] as Parameters<typeof messageOfRow>[0]);
+  return { assistant: row(at), ...(announced ? { appended: row(at + 2) } : {}) };
 }
 
 /** Stage: after-turn hooks (memory extraction, finishing an agent run); returns what they add to `done`. */
