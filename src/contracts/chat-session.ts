@@ -73,4 +73,6 @@ export interface TurnOutcome {
   error?: { code: string; message: string; retryable: boolean };
   /** An agent run's turn: the run as the turn's after-turn hook finished it (absent when the hook did not). */
   run?: AgentRun;
+  /** The chat's message counters after the turn's final write. */
+  chat: { message_count: number; last_message_at: string | null };
 }

@@ -194,5 +194,6 @@ function outcome(r: TurnResult): TurnOutcome {
     status: r.status,
     sources: r.sources,
     ...(r.error ? { error: r.error } : {}),
+    chat: { message_count: r.chat.messageCount, last_message_at: r.chat.lastMessageAt },
   };
 }

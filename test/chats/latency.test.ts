@@ -102,6 +102,10 @@ describe("latency shortcuts keep every read after a write", () => {
     expectStatus(await call(`/chats/${src.chat.id}/access`, { ...auth, method: "PATCH", body: { access_level: "org" } }), 200);
     const f = await newChat(auth, kb, { shared_source_chat_id: src.chat.id, message: "and gift cards?", agent_mode: "quick" });
     expect(f.chat.message_count).toBe(4);
+    // The counters come from the answer's final write (the chat is not read again after the turn).
+    expect(f.chat.last_message_at).toBe(f.assistant_message.created_at);
+    const listed = expectStatus(await call(`/chats?tenant_id=${kb.tenant_id}&limit=200`, auth), 200).chats.find((c: { id: string }) => c.id === f.chat.id);
+    expect(listed).toEqual(f.chat);
     const msgs = expectStatus(await call(`/chats/${f.chat.id}/messages`, auth), 200).messages;
     expect(msgs.map((m: any) => m.role)).toEqual(["user", "assistant", "user", "assistant"]);
     expect(msgs[2].id).toBe(f.user_message.id);

@@ -10,6 +10,7 @@ import type { SourceLedger } from "./sources";
 import type { ToolRunner } from "./tool-runner";
 import type { Emit, StopReason } from "../../contracts/turn";
 import type { SearchedAhead } from "../../contracts/chat-session";
+import type { ChatCounters } from "../chats/answer-record";
 
 export interface TurnDeps {
   db: Database;
@@ -60,6 +61,8 @@ export interface TurnResult {
   error?: { code: string; message: string; retryable: boolean };
   /** The chat's messages since its summary, before this turn (its Durable Object keeps them for the next turn). */
   transcript?: Message[];
+  /** The chat's message counters after the turn's final write (a create answers its chat without reading it again). */
+  chat: ChatCounters;
 }
 
 /** The state a turn's stages share. */

@@ -54,7 +54,7 @@ export async function runTurn(deps: TurnDeps, req: TurnRequest, emit: Emit, sign
   const metered = meterStage(ctx, assistantId);
   // An announced user message may still be on its way (or waiting): the final write does not wait for it, it
   // appends it if absent (turn-record.ts).
-  const [{ assistant: assistantMessage, appended }] = await Promise.all([
+  const [{ assistant: assistantMessage, appended, chat }] = await Promise.all([
     persistStage(ctx, assistantId, outcome, metered, nowIso(), record.toAppend()),
     ...ctx.offPath.map((settled) => settled()),
   ]);
@@ -72,6 +72,7 @@ export async function runTurn(deps: TurnDeps, req: TurnRequest, emit: Emit, sign
     stopReason: outcome.stopReason,
     error: outcome.error,
     transcript: ctx.transcript,
+    chat,
   };
 }
 

@@ -90,6 +90,16 @@ export function insertUserStatement(
     .bind(m.id, chatId, m.content, JSON.stringify(m.metadata), m.createdAt);
 }
 
+/** The chat's message counters (kept by triggers on messages) as the turn's final write leaves them. */
+export interface ChatCounters {
+  messageCount: number;
+  lastMessageAt: string | null;
+}
+
+export function chatCountersStatement(d1: D1Database, chatId: string): Stmt {
+  return d1.prepare("SELECT message_count, last_message_at FROM chats WHERE id = ?1").bind(chatId);
+}
+
 /** A message's row (messageOfRow reads it). */
 export function messageRowStatement(d1: D1Database, id: string): Stmt {
   return d1.prepare("SELECT id, chat_id, seq, role, content, status, metadata, created_at FROM messages WHERE id = ?1").bind(id);

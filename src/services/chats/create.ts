@@ -202,7 +202,8 @@ async function firstTurn(
     spend: opts.spend,
   });
   const outcome = answeredOrThrow(await runTurnJson(ctx.env, { ...cmd, ...opts.fresh, userMessageId: opts.userMessageId }));
-  const fresh = (await getChat(ctx.db, chat.id))!;
+  // The chat as created, with its message counters as the turn's final write left them (no read after the turn).
+  const fresh = { ...chat, messageCount: outcome.chat.message_count, lastMessageAt: outcome.chat.last_message_at };
   return { chat: publicChat(fresh), user_message: outcome.user_message, assistant_message: outcome.assistant_message, usage: outcome.usage };
 }
 

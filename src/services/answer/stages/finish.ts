@@ -1,6 +1,6 @@
 import type { Message, MessageMetadata, TurnUsage } from "../../../db/schema";
 import { chargeStatements } from "../../billing/metering";
-import { batchWithRetry, endTurnStatement, insertUserStatement, messageOfRow, messageRowStatement, upsertAnswerStatement } from "../../chats/answer-record";
+import { batchWithRetry, chatCountersStatement, type ChatCounters, endTurnStatement, insertUserStatement, messageOfRow, messageRowStatement, upsertAnswerStatement } from "../../chats/answer-record";
 import type { TurnContext, TurnResult } from "../context";
 import type { StopReason } from "../../../contracts/turn";
 
@@ -55,7 +55,7 @@ export async function persistStage(
   metered: Metered,
   createdAt: string,
   announced?: Message,
-): Promise<{ assistant: Message; appended?: Message }> {
+): Promise<{ assistant: Message; appended?: Message; chat: ChatCounters }> {
   const usage = metered.usage;
   const metadata: MessageMetadata = {
     sources: ctx.ledger.all,
@@ -80,10 +80,13 @@ export async function persistStage(
     upsertAnswerStatement(d1, chatId, { id: assistantId, content: outcome.content, status: outcome.status, metadata, createdAt }),
     endTurnStatement(d1, chatId, assistantId),
     ...userRow,
+    chatCountersStatement(d1, chatId),
   ]);
   const at = metered.charge.length + user.length;
   const row = (i: number) => messageOfRow(results[i].results[0] as Parameters<typeof messageOfRow>[0]);
-  return { assistant: row(at), ...(announced ? { appended: row(at + 2) } : {}) };
+  const counters = results[results.length - 1].results[0] as { message_count: number; last_message_at: string | null } | undefined;
+  const chat = { messageCount: counters?.message_count ?? 0, lastMessageAt: counters?.last_message_at ?? null };
+  return { assistant: row(at), ...(announced ? { appended: row(at + 2) } : {}), chat };
 }
 
 /** Stage: after-turn hooks (memory extraction, finishing an agent run); returns what they add to `done`. */
