@@ -170,6 +170,13 @@ export interface ContextProvider {
  */
 export interface AfterTurnHook {
   name: string;
+  /**
+   * Optional: statements for the answer's final write (one D1 batch, atomic with the answer; README "Latency"),
+   * made from how the turn ended. `settle` gets their results (in order) and returns what `run` would; a hook
+   * whose part was written is not `run`. Should that batch fail with the part, the answer is written without it
+   * and the hook is `run` as usual.
+   */
+  finalWrite?(scope: TurnScope, end: TurnEndForHooks): FinalWritePart | null;
   run(
     scope: TurnScope,
     turn: {
@@ -184,6 +191,22 @@ export interface AfterTurnHook {
     },
     emit: Emit,
   ): Promise<{ done?: Record<string, unknown> } | void>;
+}
+
+/** How a turn ended, as its final write records it (AfterTurnHook.finalWrite). */
+export interface TurnEndForHooks {
+  messageId: string;
+  content: string;
+  status: Message["status"];
+  stopReason?: "stopped" | "replaced" | "disconnected";
+  error: { code: string; message: string } | null;
+  usage: { input_tokens: number; output_tokens: number; total_tokens: number; credits: number };
+}
+
+/** A hook's statements in the answer's final write, and what it makes of their results. */
+export interface FinalWritePart {
+  statements: D1PreparedStatement[];
+  settle(results: D1Result[]): { done?: Record<string, unknown> } | void;
 }
 
 /** What a turn may be given: the providers registered in src/capabilities.ts (TurnDeps.capabilities). */

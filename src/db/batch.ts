@@ -18,3 +18,21 @@ export async function batchSql(db: Database, statements: SQL[]): Promise<D1Resul
     }),
   );
 }
+
+type DrizzleBatchItem = Parameters<Database["batch"]>[0][number];
+interface PreparedForBatch {
+  stmt: D1PreparedStatement;
+  getQuery(): { sql: string; params: unknown[] };
+  mapResult(result: unknown, isFromBatch: boolean): unknown;
+}
+
+/**
+ * A drizzle query as a raw D1 statement for a batch of raw statements (the answer's final write, whose statements
+ * other stages add to), with the mapping of its result to what the query itself would return. It does what
+ * drizzle's own `db.batch` does with each query (drizzle-orm/d1/session.js: `_prepare`, `getQuery`, `mapResult`).
+ */
+export function batchStatement<T>(db: Database, query: DrizzleBatchItem & PromiseLike<T>): { stmt: D1PreparedStatement; map(result: D1Result): T } {
+  const prepared = (query as unknown as { _prepare(): PreparedForBatch })._prepare();
+  const { sql, params } = prepared.getQuery();
+  return { stmt: db.$client.prepare(sql).bind(...params), map: (result) => prepared.mapResult(result, true) as T };
+}

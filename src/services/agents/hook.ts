@@ -1,6 +1,7 @@
-import type { AfterTurnHook } from "../../contracts/tools";
+import type { AfterTurnHook, TurnScope } from "../../contracts/tools";
+import { batchStatement } from "../../db/batch";
 import type { AgentRun } from "../../db/schema";
-import { finishRun, publicRun } from "./runs";
+import { finishRun, finishRunQueries, publicRun } from "./runs";
 
 /**
  * Runs this isolate's hook finished in a JSON turn, until the chat's Durable Object takes them into the turn's
@@ -24,6 +25,18 @@ export function takeFinishedRun(runId: string | null | undefined): AgentRun | un
  */
 export const agentRunHook: AfterTurnHook = {
   name: "agent-runs",
+  // The run's end goes in the answer's final write: one batch, one round trip fewer (README "Latency").
+  finalWrite(scope, end) {
+    if (!scope.runId) return null;
+    const runId = scope.runId;
+    const { finish, logs, read } = finishRunQueries(scope.db, runId, end);
+    const writes = [finish, ...logs].map((q) => batchStatement(scope.db, q).stmt);
+    const back = batchStatement(scope.db, read);
+    return {
+      statements: [...writes, back.stmt],
+      settle: (results) => finished(scope, runId, back.map(results[results.length - 1])[0]),
+    };
+  },
   async run(scope, turn) {
     if (!scope.runId) return;
     const run = await finishRun(scope.db, scope.runId, {
@@ -34,7 +47,12 @@ export const agentRunHook: AfterTurnHook = {
       messageId: turn.assistantMessage.id,
       content: turn.assistantMessage.content,
     });
-    if (run && !scope.streaming) finishedRuns.set(scope.runId, run);
-    return run ? { done: { run: publicRun(run) } } : undefined;
+    return finished(scope, scope.runId, run);
   },
 };
+
+/** The run as the turn left it: kept for the Worker that started it (a JSON turn), and in the `done` event. */
+function finished(scope: TurnScope, runId: string, run: AgentRun | undefined) {
+  if (run && !scope.streaming) finishedRuns.set(runId, run);
+  return run ? { done: { run: publicRun(run) } } : undefined;
+}

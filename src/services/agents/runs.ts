@@ -252,6 +252,17 @@ export function terminalOf(end: TurnEnd): { status: RunStatus; error: { code: st
  * Usage logs of the turn get the run's id. Idempotent.
  */
 export async function finishRun(db: Database, runId: string, end: TurnEnd): Promise<AgentRun | undefined> {
+  // One round trip: the writes, then the run as they left it, in one batch (README "Latency").
+  const { finish, logs, read } = finishRunQueries(db, runId, end);
+  const results = await db.batch([finish, ...logs, read]);
+  return (results[results.length - 1] as AgentRun[])[0];
+}
+
+/**
+ * finishRun's statements: the writes, and the run read back after them (in the same batch). A turn's final write
+ * takes them into its own batch (src/services/agents/hook.ts, batchStatement).
+ */
+export function finishRunQueries(db: Database, runId: string, end: TurnEnd) {
   const t = terminalOf(end);
   const at = nowIso();
   // The status and the error move only while the run is in flight; usage, output and message are kept if unsent.
@@ -269,13 +280,10 @@ export async function finishRun(db: Database, runId: string, end: TurnEnd): Prom
     })
     .where(eq(agentRuns.id, runId));
   const read = db.select().from(agentRuns).where(eq(agentRuns.id, runId));
-  // One round trip: the writes, then the run as they left it, in one batch (README "Latency").
-  if (!end.messageId) return (await db.batch([finish, read]))[1][0];
-  const logs = db
-    .update(usageLogs)
-    .set({ agentRunId: runId })
-    .where(and(eq(usageLogs.messageId, end.messageId), isNull(usageLogs.agentRunId)));
-  return (await db.batch([finish, logs, read]))[2][0];
+  const logs = end.messageId
+    ? [db.update(usageLogs).set({ agentRunId: runId }).where(and(eq(usageLogs.messageId, end.messageId), isNull(usageLogs.agentRunId)))]
+    : [];
+  return { finish, logs, read };
 }
 
 /** A run that never reached the model (identity revoked, no credits, missed): failed with the reason. */

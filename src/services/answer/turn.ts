@@ -54,14 +54,14 @@ export async function runTurn(deps: TurnDeps, req: TurnRequest, emit: Emit, sign
   const metered = meterStage(ctx, assistantId);
   // An announced user message may still be on its way (or waiting): the final write does not wait for it, it
   // appends it if absent (turn-record.ts).
-  const [{ assistant: assistantMessage, appended, chat }] = await Promise.all([
+  const [{ assistant: assistantMessage, appended, chat, hooks }] = await Promise.all([
     persistStage(ctx, assistantId, outcome, metered, nowIso(), record.toAppend()),
     ...ctx.offPath.map((settled) => settled()),
   ]);
   const userMessage = await record.settled(appended);
   const usage = metered.usage;
   await watched;
-  const doneExtras = await afterTurnStage(ctx, { userMessage, assistantMessage, outcome, usage });
+  const doneExtras = await afterTurnStage(ctx, { userMessage, assistantMessage, outcome, usage }, hooks);
   await closingEvents(ctx, assistantId, outcome, usage, doneExtras);
   return {
     userMessage,

@@ -3,6 +3,8 @@ import { chargeStatements } from "../../billing/metering";
 import { batchWithRetry, chatCountersStatement, type ChatCounters, endTurnStatement, insertUserStatement, messageOfRow, messageRowStatement, upsertAnswerStatement } from "../../chats/answer-record";
 import type { TurnContext, TurnResult } from "../context";
 import type { StopReason } from "../../../contracts/turn";
+import type { AfterTurnHook, FinalWritePart, TurnEndForHooks } from "../../../contracts/tools";
+import { isUniqueViolation } from "../../../db/errors";
 
 export interface Outcome {
   content: string;
@@ -55,7 +57,7 @@ export async function persistStage(
   metered: Metered,
   createdAt: string,
   announced?: Message,
-): Promise<{ assistant: Message; appended?: Message; chat: ChatCounters }> {
+): Promise<{ assistant: Message; appended?: Message; chat: ChatCounters; hooks: HookResults }> {
   const usage = metered.usage;
   const metadata: MessageMetadata = {
     sources: ctx.ledger.all,
@@ -74,42 +76,91 @@ export async function persistStage(
   // An announced user message whose own write has not landed is appended here (and read back, as the chat has it).
   const user = announced ? [insertUserStatement(d1, chatId, announced, true)] : [];
   const userRow = announced ? [messageRowStatement(d1, announced.id)] : [];
-  const results = await batchWithRetry(d1, () => [
+  const turn = [
     ...metered.charge,
     ...user,
     upsertAnswerStatement(d1, chatId, { id: assistantId, content: outcome.content, status: outcome.status, metadata, createdAt }),
     endTurnStatement(d1, chatId, assistantId),
     ...userRow,
     chatCountersStatement(d1, chatId),
-  ]);
+  ];
+  const parts = hookParts(ctx, { messageId: assistantId, content: outcome.content, status: outcome.status, stopReason: outcome.stopReason, error: outcome.error ? { code: outcome.error.code, message: outcome.error.message } : null, usage });
+  let results: D1Result[];
+  try {
+    results = await batchWithRetry(d1, () => [...turn, ...parts.flatMap((p) => p.part.statements)]);
+  } catch (e) {
+    if (!parts.length || isUniqueViolation(e)) throw e;
+    // A hook's statements never fail the answer: it is written without them, and the hooks run after it.
+    console.error(`final write of chat ${chatId} failed with the after-turn hooks' statements; written without them:`, e);
+    parts.length = 0;
+    results = await batchWithRetry(d1, () => turn);
+  }
   const at = metered.charge.length + user.length;
   const row = (i: number) => messageOfRow(results[i].results[0] as Parameters<typeof messageOfRow>[0]);
-  const counters = results[results.length - 1].results[0] as { message_count: number; last_message_at: string | null } | undefined;
+  const counters = results[turn.length - 1].results[0] as { message_count: number; last_message_at: string | null } | undefined;
   const chat = { messageCount: counters?.message_count ?? 0, lastMessageAt: counters?.last_message_at ?? null };
-  return { assistant: row(at), ...(announced ? { appended: row(at + 2) } : {}), chat };
+  return { assistant: row(at), ...(announced ? { appended: row(at + 2) } : {}), chat, hooks: settleParts(ctx, parts, results.slice(turn.length)) };
 }
+
+type HookPart = { hook: AfterTurnHook; part: FinalWritePart };
+
+/** The after-turn hooks' statements for the final write (a hook that fails to make them is run after it instead). */
+function hookParts(ctx: TurnContext, end: TurnEndForHooks): HookPart[] {
+  return ctx.deps.capabilities.afterTurn.flatMap((hook) => {
+    try {
+      const part = hook.finalWrite?.(ctx.scope, end);
+      return part ? [{ hook, part }] : [];
+    } catch (e) {
+      console.error(`after-turn hook ${hook.name} could not join the final write of chat ${ctx.req.chat.id}:`, e instanceof Error ? e.message : e);
+      return [];
+    }
+  });
+}
+
+/** What each hook written with the answer makes of its results (as its `run` would return it). */
+function settleParts(ctx: TurnContext, parts: HookPart[], results: D1Result[]): HookResults {
+  const settled: HookResults = new Map();
+  let i = 0;
+  for (const { hook, part } of parts) {
+    const mine = results.slice(i, (i += part.statements.length));
+    try {
+      settled.set(hook, part.settle(mine) ?? undefined);
+    } catch (e) {
+      settled.set(hook, undefined);
+      console.error(`after-turn hook ${hook.name} failed in chat ${ctx.req.chat.id}:`, e instanceof Error ? e.message : e);
+    }
+  }
+  return settled;
+}
+
+/** The hooks written with the answer (AfterTurnHook.finalWrite), and what each returned. */
+export type HookResults = Map<AfterTurnHook, { done?: Record<string, unknown> } | undefined>;
 
 /** Stage: after-turn hooks (memory extraction, finishing an agent run); returns what they add to `done`. */
 export async function afterTurnStage(
   ctx: TurnContext,
   turn: { userMessage: Message; assistantMessage: Message; outcome: Outcome; usage: TurnUsage },
+  written: HookResults,
 ): Promise<Record<string, unknown>> {
   const extras: Record<string, unknown> = {};
   for (const hook of ctx.deps.capabilities.afterTurn) {
     try {
-      const r = await hook.run(
-        ctx.scope,
-        {
-          userMessage: turn.userMessage,
-          assistantMessage: turn.assistantMessage,
-          status: turn.outcome.status,
-          stopReason: turn.outcome.stopReason,
-          error: turn.outcome.error ? { code: turn.outcome.error.code, message: turn.outcome.error.message } : undefined,
-          usage: turn.usage,
-          question: ctx.req.content,
-        },
-        ctx.emit,
-      );
+      // A hook written with the answer (its part of the final write) is done.
+      const r = written.has(hook)
+        ? written.get(hook)
+        : await hook.run(
+            ctx.scope,
+            {
+              userMessage: turn.userMessage,
+              assistantMessage: turn.assistantMessage,
+              status: turn.outcome.status,
+              stopReason: turn.outcome.stopReason,
+              error: turn.outcome.error ? { code: turn.outcome.error.code, message: turn.outcome.error.message } : undefined,
+              usage: turn.usage,
+              question: ctx.req.content,
+            },
+            ctx.emit,
+          );
       if (r?.done) Object.assign(extras, r.done);
     } catch (e) {
       console.error(`after-turn hook ${hook.name} failed in chat ${ctx.req.chat.id}:`, e instanceof Error ? e.message : e);
