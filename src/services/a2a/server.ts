@@ -5,7 +5,8 @@ import type { Agent, AgentRun } from "../../db/schema";
 import { ApiError, notFound } from "../../lib/errors";
 import { assertActive } from "../agents/agents";
 import { executeRunJson, executeRunStream } from "../agents/execute";
-import { cancelRun, chatAgentId, getRun, startRun, visibleRun, type PublicRun } from "../agents/runs";
+import { cancelRun, chatAgentId, getRun, visibleRun, type PublicRun } from "../agents/runs";
+import { startRunSearched } from "../agents/run-search";
 import { runViewerOf } from "../../contracts/access";
 import { actorOf, assertCreditsLeft } from "../billing/metering";
 import { assertNotTerminated, ownsChat } from "../chats/access";
@@ -98,7 +99,7 @@ export class AgentTaskHandler implements A2ARequestHandler {
       assertKnowledgeBaseActive(kb);
       resolveModel(c, this.agent.config.model, "model");
       assertCreditsLeft(state.tenant);
-      return await startRun(db, {
+      return await startRunSearched(c, {
         reads: state.reads,
         agent: this.agent,
         kb,

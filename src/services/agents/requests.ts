@@ -8,7 +8,8 @@ import { assertKnowledgeBaseActive, resolveModel } from "../chats/turns";
 import { agentWithRunState, readRunState, type RunState } from "./run-reads";
 import { assertActive } from "./agents";
 import { executeRunJson, executeRunStream } from "./execute";
-import { cancelRun, chatAgentId, getRun, listRuns, publicRun, visibleRun, startRun, type RunViewer, type StartRun } from "./runs";
+import { cancelRun, chatAgentId, getRun, listRuns, publicRun, visibleRun, type RunViewer, type StartRun } from "./runs";
+import { startRunSearched } from "./run-search";
 import { pageBody } from "../../lib/page-body";
 import { runViewerOf } from "../../contracts/access";
 
@@ -49,7 +50,7 @@ async function prepareRun(ctx: ServiceContext, agent: Agent, body: RunRequest, s
   assertKnowledgeBaseActive(kb);
   resolveModel(ctx, agent.config.model, "model");
   assertCreditsLeft(state.tenant);
-  return startRun(db, {
+  return startRunSearched(ctx, {
     reads: state.reads,
     agent,
     kb,

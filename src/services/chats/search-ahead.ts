@@ -78,16 +78,16 @@ export function searchAhead(ctx: ServiceContext, reach: Reach, query: string, li
   const known = placements.get(keyOf(ctx.caller, reach));
   if (!known || Date.now() - known.at > TTL_MS || inFlight >= MAX_AHEAD_IN_FLIGHT) return null;
   inFlight++;
-  const ahead: SearchAhead = { kb: known.kb, query, limit, passages: Promise.resolve([]), embedding: { model: "", tokens: 0 } };
-  ahead.passages = searchKnowledgeBase(ctx.env, ctx.db, {
-    knowledgeBaseId: known.kb.id,
-    knowledgeBase: known.kb,
-    query,
-    limit,
-    onEmbeddingUsage: (u) => (ahead.embedding = u),
-  })
-    .then((found) => found.map(turnPassage))
-    .finally(() => inFlight--);
+  const ahead = startSearch(ctx, known.kb, query, limit);
+  ahead.passages.finally(() => inFlight--).catch(() => {});
+  return ahead;
+}
+
+function startSearch(ctx: ServiceContext, kb: KnowledgeBase, query: string, limit: number): SearchAhead {
+  const ahead: SearchAhead = { kb, query, limit, passages: Promise.resolve([]), embedding: { model: "", tokens: 0 } };
+  ahead.passages = searchKnowledgeBase(ctx.env, ctx.db, { knowledgeBaseId: kb.id, knowledgeBase: kb, query, limit, onEmbeddingUsage: (u) => (ahead.embedding = u) }).then(
+    (found) => found.map(turnPassage),
+  );
   ahead.passages.catch(() => {}); // dropped unless the request is authorized
   return ahead;
 }
@@ -119,6 +119,16 @@ export async function searchedAhead(ctx: ServiceContext, ahead: SearchAhead | nu
 export function turnSearchAhead(ctx: ServiceContext, reach: Reach, turn: { content: string; agent_mode: string }): SearchAhead | null {
   if (turn.agent_mode === "quick") return searchAhead(ctx, reach, turn.content, QUICK_PASSAGES);
   if (decompose(turn.content).length <= 1) return searchAhead(ctx, reach, turn.content, DEEP_PASSAGES_PER_PART);
+  return null;
+}
+
+/**
+ * A turn's first search for a request already authorized, started beside the writes that precede its turn (an
+ * agent run's chat and run, src/services/agents/run-search.ts): quick mode's one search, or deep mode's unsplit one.
+ */
+export function authorizedTurnSearch(ctx: ServiceContext, kb: KnowledgeBase, turn: { content: string; agent_mode: string }): SearchAhead | null {
+  if (turn.agent_mode === "quick") return startSearch(ctx, kb, turn.content, QUICK_PASSAGES);
+  if (decompose(turn.content).length <= 1) return startSearch(ctx, kb, turn.content, DEEP_PASSAGES_PER_PART);
   return null;
 }
 
