@@ -39,6 +39,8 @@ export interface Env {
   LOGIN_THROTTLE_WINDOW_SECONDS?: string;
   SIGNUP_THROTTLE_MAX?: string;
   SIGNUP_THROTTLE_WINDOW_SECONDS?: string;
+  OAUTH_REGISTER_THROTTLE_MAX?: string;
+  OAUTH_REGISTER_THROTTLE_WINDOW_SECONDS?: string;
   /** Workers Rate Limiting binding: per API key and per user request budget (src/auth/rate-limit.ts). */
   RATE_LIMITER?: RateLimit;
   /** `off` disables per-caller rate limiting. */

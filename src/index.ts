@@ -14,6 +14,7 @@ import "./services/documents/cleanup-tasks";
 import "./services/agents/cleanup";
 import "./services/mcp-oauth/lifecycle";
 import { isForOAuthProvider, oauthProvider } from "./services/mcp-oauth/provider";
+import { countRegistration, isRegistration, registrationRefusal } from "./services/mcp-oauth/registration-throttle";
 import "./services/agents/recovery";
 import "./services/chats/answer-record";
 
@@ -29,12 +30,22 @@ export { Supervisor } from "./durable/supervisor";
 
 const app = createApp();
 
+/** OAuth client registration, throttled per client address (src/services/mcp-oauth/registration-throttle.ts). */
+async function register(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
+  const refused = await registrationRefusal(request, env);
+  if (refused) return refused;
+  const res = await oauthProvider(env, app).fetch(request, env, ctx);
+  ctx.waitUntil(countRegistration(request, env, res).catch((e) => console.error("could not count a client registration:", e)));
+  return res;
+}
+
 export default {
   // The OAuth provider answers its own endpoints and OAuth tokens on /api/v1/mcp (then hands those to
   // the app); everything else, API keys on /api/v1/mcp included, goes to the app as it is.
   // Every entry takes the environment through withSimulatedHops: untouched unless a benchmark simulates distance.
   fetch(request: Request, rawEnv: Env, ctx: ExecutionContext): Response | Promise<Response> {
     const env = withSimulatedHops(rawEnv);
+    if (isRegistration(request)) return register(request, env, ctx);
     return isForOAuthProvider(request) ? oauthProvider(env, app).fetch(request, env, ctx) : app.fetch(request, env, ctx);
   },
 

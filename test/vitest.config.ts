@@ -118,6 +118,8 @@ export default defineConfig(async () => {
           PASSWORD_ITERATIONS: "1000",
           // Tests sign up many users from one address; the throttle has its own test.
           SIGNUP_THROTTLE_MAX: "0",
+          // Registrations are counted in every test (the limit has its own test: test/mcp/registration-throttle.test.ts).
+          OAUTH_REGISTER_THROTTLE_MAX: "1000",
           ALLOW_PRIVATE_URLS: allowPrivate,
           CONNECTORS: JSON.stringify(Object.fromEntries(connectorSlugs.map((s) => [s, { client_id: `${s}-client`, client_secret: `${s}-secret` }]))),
           CONNECTOR_ENDPOINTS: JSON.stringify(

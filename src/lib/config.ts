@@ -122,6 +122,9 @@ function parse(env: Env) {
     loginThrottleWindowSeconds: read("LOGIN_THROTTLE_WINDOW_SECONDS", num, 900),
     signupThrottleMax: read("SIGNUP_THROTTLE_MAX", num, 30),
     signupThrottleWindowSeconds: read("SIGNUP_THROTTLE_WINDOW_SECONDS", num, 3600),
+    /** OAuth dynamic client registrations (POST /oauth/register) per client address and window; 0 = unlimited. */
+    oauthRegisterThrottleMax: read("OAUTH_REGISTER_THROTTLE_MAX", num, 20),
+    oauthRegisterThrottleWindowSeconds: read("OAUTH_REGISTER_THROTTLE_WINDOW_SECONDS", num, 3600),
     passwordIterations: read("PASSWORD_ITERATIONS", num, MAX_PBKDF2_ITERATIONS),
     localModelTokenDelayMs: Math.max(0, read("LOCAL_MODEL_TOKEN_DELAY_MS", num, 0)),
     sseHeartbeatMs: Math.max(1000, read("SSE_HEARTBEAT_MS", num, 15_000)),

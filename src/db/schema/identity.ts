@@ -24,7 +24,7 @@ export const sessions = sqliteTable("sessions", {
 
 export const authThrottle = sqliteTable("auth_throttle", {
   id: integer("id").primaryKey({ autoIncrement: true }),
-  kind: text("kind", { enum: ["login_failure", "signup"] }).notNull(),
+  kind: text("kind", { enum: ["login_failure", "signup", "oauth_register"] }).notNull(),
   subject: text("subject").notNull(),
   createdAt: createdAt(),
 });

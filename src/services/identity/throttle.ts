@@ -3,7 +3,7 @@ import type { Database } from "../../db/client";
 import { authThrottle } from "../../db/schema";
 import { ApiError } from "../../lib/errors";
 
-type Kind = "login_failure" | "signup";
+type Kind = "login_failure" | "signup" | "oauth_register";
 
 /**
  * Fixed-window throttling backed by D1: counts events of `kind` for `subject`
