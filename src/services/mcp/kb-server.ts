@@ -1,7 +1,7 @@
 import { and, asc, eq, inArray } from "drizzle-orm";
 import type { ServiceContext } from "../../contracts/context";
 import { z } from "zod";
-import { authorize } from "../../auth/authorize";
+import { authorize, may } from "../../auth/authorize";
 import type { KeyCaller } from "../../contracts/caller";
 import { knowledgeBases, type KnowledgeBase, type Source } from "../../db/schema";
 import { ApiError } from "../../lib/errors";
@@ -27,22 +27,26 @@ type Ctx = ServiceContext;
 const DEFAULT_MODEL = "local-extractive";
 const MAX_LISTED = 200;
 
-/** Knowledge bases the key may use: its environment, its tenant allowlist, its one knowledge base (a grant's several). */
+/**
+ * Knowledge bases the key may use, as the one access policy decides (`may` → `authorize`, for each): the query
+ * only narrows the candidates to what the key's own row fixes (its environment, its tenant allowlist, its one
+ * knowledge base, a grant's several), so the list stays bounded; the policy answers for every one listed.
+ */
 export async function reachableKnowledgeBases(ctx: Ctx, key: KeyCaller): Promise<KnowledgeBase[]> {
   const k = key.key;
   const conditions = [eq(knowledgeBases.organizationId, k.organizationId), eq(knowledgeBases.environmentId, k.environmentId)];
   if (!key.isAdmin && k.tenantIds.length) conditions.push(inArray(knowledgeBases.tenantId, k.tenantIds));
   if (k.knowledgeBaseId) conditions.push(eq(knowledgeBases.id, k.knowledgeBaseId));
-  // An OAuth grant names the knowledge bases its member picked (src/auth/authorize.ts keyReach does the same).
   if (key.oauth) conditions.push(inArray(knowledgeBases.id, [...key.oauth.knowledgeBaseIds]));
-  return ctx
-    .db
+  const candidates = await ctx.db
     .select()
     .from(knowledgeBases)
     .where(and(...conditions))
     .orderBy(asc(knowledgeBases.createdAt), asc(knowledgeBases.id))
     .limit(MAX_LISTED)
     .all();
+  const allowed = await Promise.all(candidates.map((kb) => may(ctx, "query:rag", knowledgeBaseScope(kb)!)));
+  return candidates.filter((_, i) => allowed[i]);
 }
 
 /** The knowledge base a tool call names, authorized for the key; or the only one it can reach. */
