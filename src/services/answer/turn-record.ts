@@ -69,6 +69,7 @@ export async function startTurnRecord(deps: TurnDeps, req: TurnRequest, assistan
       closed = true;
       return landed ? undefined : draft;
     },
-    settled: (appended) => writing ?? Promise.resolve(appended ?? draft),
+    // The message's own write, or the final write's row; a failed own write does not matter once the final write appended it.
+    settled: (appended) => (writing ? (appended ? writing.catch(() => appended) : writing) : Promise.resolve(appended ?? draft)),
   };
 }
