@@ -1,3 +1,4 @@
+import net from "node:net";
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -67,10 +68,29 @@ class Session {
   }
 }
 
+/**
+ * A base for the stand-ins' ports (STACK_PORT+1 … +12) whose ports are all free now, below Linux's ephemeral range
+ * (32768 and up): there, any process's outgoing connection may take one of them before the stack listens.
+ */
+async function freeStackBase(): Promise<number> {
+  const free = (p: number) =>
+    new Promise<boolean>((resolve) => {
+      const s = net.createServer();
+      s.once("error", () => resolve(false));
+      s.listen(p, "127.0.0.1", () => s.close(() => resolve(true)));
+    });
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const base = 10_000 + Math.floor(Math.random() * 22_000);
+    const ports = Array.from({ length: 12 }, (_, i) => base + 1 + i);
+    if ((await Promise.all(ports.map(free))).every(Boolean)) return base;
+  }
+  throw new Error("no free range of 12 ports found below 32768 for the README's stand-in servers");
+}
+
 /** `npm run dev:stack` on its own ports and state, with none of the developer's configuration from the environment. */
 async function startStack(): Promise<{ child: ChildProcess; port: number; stackBase: number; state: string; log: () => string }> {
   const port = await freePort();
-  const stackBase = 20_000 + Math.floor(Math.random() * 40_000);
+  const stackBase = await freeStackBase();
   const state = scratchDir("kb-readme-");
   const env: NodeJS.ProcessEnv = { ...process.env, STACK_PORT: String(stackBase) };
   for (const name of knownVariables()) delete env[name];
