@@ -6,6 +6,7 @@ import type { KeyCaller } from "../contracts/caller";
 import { resolveScope } from "../auth/resources";
 import type { Scope } from "../contracts/scopes";
 import type { Database } from "../db/client";
+import { compiler, p } from "../db/compiled";
 import { apiKeys, organizationMembers, organizations, tenants, type ApiKey, type Environment, type Role } from "../db/schema";
 import { keyStillBacked, scopesBeyondRole } from "../contracts/access";
 import { randomToken, sha256Hex } from "../lib/crypto";
@@ -151,20 +152,25 @@ export async function resolveApiKey(
   tokenHash?: string,
 ): Promise<{ caller: KeyCaller; touch: Promise<unknown> | null }> {
   if (!token.startsWith(KEY_PREFIX) || token.length > 200) throw new ApiError("unauthorized", "Invalid API key");
-  return keyCallerOf(db, await apiKeyLookup(db, tokenHash ?? (await sha256Hex(token))).get());
+  return keyCallerOf(db, (await apiKeyLookup(db, tokenHash ?? (await sha256Hex(token))))[0]);
 }
 
-/**
- * The read behind a key's caller: the key by its token's hash, its organization's status and its creator's role
- * (a query not yet sent: the caller cache lets it ride along a request's first batch, src/db/rider.ts).
- */
-export function apiKeyLookup(db: Database, tokenHash: string) {
-  return db
+const keyLookup = compiler<{ hash: string }>()((db) =>
+  db
     .select({ key: apiKeys, status: organizations.status, creatorRole: organizationMembers.role })
     .from(apiKeys)
     .innerJoin(organizations, eq(organizations.id, apiKeys.organizationId))
     .leftJoin(organizationMembers, and(eq(organizationMembers.organizationId, apiKeys.organizationId), eq(organizationMembers.userId, apiKeys.createdBy)))
-    .where(eq(apiKeys.keyHash, tokenHash));
+    .where(eq(apiKeys.keyHash, p("hash"))),
+);
+
+/**
+ * The read behind a key's caller: the key by its token's hash, its organization's status and its creator's role
+ * (a query not yet sent: the caller cache lets it ride along a request's first batch, src/db/rider.ts). Every
+ * request with a key makes it: its SQL is built once (src/db/compiled.ts).
+ */
+export function apiKeyLookup(db: Database, tokenHash: string) {
+  return keyLookup(db, { hash: tokenHash });
 }
 
 export type ApiKeyRow = Awaited<ReturnType<typeof apiKeyLookup>>[number];

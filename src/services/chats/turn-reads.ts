@@ -5,11 +5,40 @@ import { loadAuthorized } from "../../auth/load";
 import { chats, documents, knowledgeBases, messages, organizationMembers, organizations, tenantMemorySettings, tenants } from "../../db/schema";
 import { notFound } from "../../lib/errors";
 import type { ServiceContext } from "../../contracts/context";
+import { compiler, p } from "../../db/compiled";
 import { assertCreditsLeft } from "../billing/metering";
 import { tabularDocumentWhere } from "../tables/service";
 import { DEFAULT_MEMORY_SETTINGS, type MemorySettings } from "../memory/settings";
 import { assertSubjectParam, ownsChat } from "./access";
 import { chatScope } from "./chats";
+
+/** A chat's column, read inside a statement (nothing waits for the chat first). */
+const ofChat = (column: "knowledge_base_id" | "tenant_id" | "organization_id") => sql`(SELECT ${sql.raw(column)} FROM chats WHERE id = ${p("id")})`;
+
+/** readTurnState's statements, built once (src/db/compiled.ts): `id` is the chat's, `userId` a signed-in caller's. */
+type TurnValues = { id: string; userId: string };
+const compile = compiler<TurnValues>();
+const turnQueries = {
+  chat: compile((db) => db.select().from(chats).where(eq(chats.id, p("id")))),
+  kb: compile((db) => db.select().from(knowledgeBases).where(eq(knowledgeBases.id, ofChat("knowledge_base_id")))),
+  credits: compile((db) => db.select({ pool: tenants.creditsPool, used: tenants.creditsUsed }).from(tenants).where(eq(tenants.id, ofChat("tenant_id")))),
+  transcript: compile((db) =>
+    db.select({ maxSeq: sql<number>`COALESCE(MAX(${messages.seq}), 0)`, count: sql<number>`COUNT(*)` }).from(messages).where(eq(messages.chatId, p("id"))),
+  ),
+  tabular: compile((db) => db.select({ n: sql<number>`1` }).from(documents).where(tabularDocumentWhere(ofChat("knowledge_base_id"))).limit(1)),
+  // A signed-in user's membership in the chat's organization: authorize needs no query of its own.
+  member: compile((db) =>
+    db
+      .select({ role: organizationMembers.role, status: organizations.status })
+      .from(organizationMembers)
+      .innerJoin(organizations, eq(organizations.id, organizationMembers.organizationId))
+      .where(and(eq(organizationMembers.organizationId, ofChat("organization_id")), eq(organizationMembers.userId, p("userId")))),
+  ),
+  // The tenant's memory settings: the turn's memory needs no query of its own (src/services/memory/settings.ts).
+  memory: compile((db) =>
+    db.select({ mode: tenantMemorySettings.mode, retention: tenantMemorySettings.retention }).from(tenantMemorySettings).where(eq(tenantMemorySettings.tenantId, ofChat("tenant_id"))),
+  ),
+};
 
 /**
  * Everything a new turn on an existing chat reads before it starts, in ONE D1 round trip (README "Latency"): the
@@ -22,26 +51,14 @@ import { chatScope } from "./chats";
 export async function readTurnState(c: ServiceContext, chatId: string, externalSubjectId: string | undefined | null) {
   assertSubjectParam(c.caller, externalSubjectId);
   const db = c.db;
-  const id = chatId.toLowerCase();
-  const ofChat = (column: "knowledge_base_id" | "tenant_id" | "organization_id") => sql`(SELECT ${sql.raw(column)} FROM chats WHERE id = ${id})`;
   const initial = c.caller;
-  const userId = initial.type === "user" ? initial.user.id : "";
+  const values: TurnValues = { id: chatId.toLowerCase(), userId: initial.type === "user" ? initial.user.id : "" };
+  const q = turnQueries;
   // The caller's re-read (a cached key or session, src/auth/caller-cache.ts) runs alongside the batch.
-  const [[chatRows, kbRows, tenantRows, transcriptRows, tabularRows, memberRows, memoryRows], verified] = await Promise.all([db.batch([
-    db.select().from(chats).where(eq(chats.id, id)),
-    db.select().from(knowledgeBases).where(eq(knowledgeBases.id, ofChat("knowledge_base_id"))),
-    db.select({ pool: tenants.creditsPool, used: tenants.creditsUsed }).from(tenants).where(eq(tenants.id, ofChat("tenant_id"))),
-    db.select({ maxSeq: sql<number>`COALESCE(MAX(${messages.seq}), 0)`, count: sql<number>`COUNT(*)` }).from(messages).where(eq(messages.chatId, id)),
-    db.select({ n: sql<number>`1` }).from(documents).where(tabularDocumentWhere(ofChat("knowledge_base_id"))).limit(1),
-    // A signed-in user's membership in the chat's organization: authorize needs no query of its own.
-    db
-      .select({ role: organizationMembers.role, status: organizations.status })
-      .from(organizationMembers)
-      .innerJoin(organizations, eq(organizations.id, organizationMembers.organizationId))
-      .where(and(eq(organizationMembers.organizationId, ofChat("organization_id")), eq(organizationMembers.userId, userId))),
-    // The tenant's memory settings: the turn's memory needs no query of its own (src/services/memory/settings.ts).
-    db.select({ mode: tenantMemorySettings.mode, retention: tenantMemorySettings.retention }).from(tenantMemorySettings).where(eq(tenantMemorySettings.tenantId, ofChat("tenant_id"))),
-  ]), verifiedCaller(c)]);
+  const [[chatRows, kbRows, tenantRows, transcriptRows, tabularRows, memberRows, memoryRows], verified] = await Promise.all([
+    db.batch([q.chat(db, values), q.kb(db, values), q.credits(db, values), q.transcript(db, values), q.tabular(db, values), q.member(db, values), q.memory(db, values)]),
+    verifiedCaller(c),
+  ]);
   const caller = verified!;
   if (caller.type === "user" && chatRows[0]) primeMembership(caller, chatRows[0].organizationId, memberRows[0] ?? null);
   const { row: chat } = await loadAuthorized(c, "query:rag", chatRows[0], (ch) => chatScope(ch)!, { what: "Chat" });
