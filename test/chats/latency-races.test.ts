@@ -154,6 +154,20 @@ describe("a turn's request to its Durable Object", () => {
     broken.release();
     expect(await (await readTurnBody(broken.request)).late).toEqual({});
   });
+
+  it("decodes characters whose bytes arrive in separate chunks", async () => {
+    const bytes = new TextEncoder().encode('{"chatId":"c4","content":"café ☕"}\n{"searchedAhead":{"query":"naïve","limit":1,"passages":[]}}\n');
+    const chunks = Array.from(bytes, (b) => new Uint8Array([b])); // one byte at a time: every character split
+    const body = new ReadableStream<Uint8Array>({
+      start(c) {
+        for (const chunk of chunks) c.enqueue(chunk);
+        c.close();
+      },
+    });
+    const { cmd, late } = await readTurnBody(new Request("https://chat-session/turn", { method: "POST", body }));
+    expect(cmd).toMatchObject({ chatId: "c4", content: "café ☕" });
+    expect(await late).toEqual({ searchedAhead: { query: "naïve", limit: 1, passages: [] } });
+  });
 });
 
 describe("a search by knowledge base id, ahead of its authorization", () => {
