@@ -7,7 +7,13 @@
  * (`GET /health`, the same number) is measured as well: wrangler dev's own proxying of a request, which
  * production does not have, is part of every figure.
  *
- *   BENCH_ANSWERS=40     quick answers (and streamed answers of each length)
+ * Each figure is the median of BENCH_ROUNDS rounds, after BENCH_WARMUP turns of each kind: a deployed isolate
+ * serves many requests, so its steady state (its code compiled by V8's optimizing tiers) is what a turn costs;
+ * BENCH_WARMUP=1 measures the isolate's first turns instead.
+ *
+ *   BENCH_ANSWERS=40     quick answers (and streamed answers of each length) per round
+ *   BENCH_ROUNDS=3
+ *   BENCH_WARMUP=100     quick answers before the first round (and a fifth as many streamed answers of each length)
  *   BENCH_PORT=8797
  */
 import http from "node:http";
@@ -18,6 +24,8 @@ import { createOpenAIHandler } from "../servers/openai-chat.ts";
 import { api, startModelBench } from "./lib.ts";
 
 const ANSWERS = Number(process.env.BENCH_ANSWERS ?? 40);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 100);
 const PORT = Number(process.env.BENCH_PORT ?? 8797);
 const SHORT = 20;
 const LONG = 220;
@@ -46,7 +54,9 @@ function cpuOf(pgid: number): { all: number; workerd: number } {
   return { all, workerd };
 }
 
-async function measure<T>(pgid: number, run: () => Promise<T>) {
+type Cpu = { all: number; workerd: number };
+
+async function measure<T>(pgid: number, run: () => Promise<T>): Promise<Cpu> {
   await new Promise((r) => setTimeout(r, 500)); // let background work (waitUntil) settle
   const a = cpuOf(pgid);
   await run();
@@ -89,29 +99,43 @@ async function main() {
     const streamed = (long: boolean) => ({ content: `How are refunds paid? ${long ? "bench-long" : "bench-short"}`, model: "bench-model", agent_mode: "quick" });
 
     // Warm-up (the isolate, the key cache, the model server).
-    await sequential([await newChat("local-extractive")], quick, false);
-    await sequential([await newChat("bench-model")], streamed(true), true);
+    const warm = Math.max(1, Math.ceil(WARMUP / 5));
+    await sequential(await Promise.all(Array.from({ length: WARMUP }, () => newChat("local-extractive"))), quick, false);
+    await sequential(await Promise.all(Array.from({ length: warm }, () => newChat("bench-model"))), streamed(false), true);
+    await sequential(await Promise.all(Array.from({ length: warm }, () => newChat("bench-model"))), streamed(true), true);
 
-    const localChats = await Promise.all(Array.from({ length: ANSWERS }, () => newChat("local-extractive")));
-    const shortChats = await Promise.all(Array.from({ length: ANSWERS }, () => newChat("bench-model")));
-    const longChats = await Promise.all(Array.from({ length: ANSWERS }, () => newChat("bench-model")));
     const pgid = server.pid!;
-    const bare = await measure(pgid, async () => {
-      for (let i = 0; i < ANSWERS; i++) await (await fetch(`${server.base}/health`)).text();
-    });
-    const local = await measure(pgid, () => sequential(localChats, quick, false));
-    const short = await measure(pgid, () => sequential(shortChats, streamed(false), true));
-    const long = await measure(pgid, () => sequential(longChats, streamed(true), true));
+    const rounds: { bare: Cpu; local: Cpu; short: Cpu; long: Cpu }[] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      const localChats = await Promise.all(Array.from({ length: ANSWERS }, () => newChat("local-extractive")));
+      const shortChats = await Promise.all(Array.from({ length: ANSWERS }, () => newChat("bench-model")));
+      const longChats = await Promise.all(Array.from({ length: ANSWERS }, () => newChat("bench-model")));
+      const bare = await measure(pgid, async () => {
+        for (let i = 0; i < ANSWERS; i++) await (await fetch(`${server.base}/health`)).text();
+      });
+      const local = await measure(pgid, () => sequential(localChats, quick, false));
+      const short = await measure(pgid, () => sequential(shortChats, streamed(false), true));
+      const long = await measure(pgid, () => sequential(longChats, streamed(true), true));
+      rounds.push({ bare, local, short, long });
+      console.log(`  round ${r + 1}: quick answer ${(local.workerd / ANSWERS).toFixed(2)} ms, per token ${((long.workerd - short.workerd) / (ANSWERS * (LONG - SHORT))).toFixed(2)} ms`);
+    }
+    const median = (f: (r: (typeof rounds)[number]) => number) => {
+      const xs = rounds.map(f).sort((a, b) => a - b);
+      return xs[Math.floor(xs.length / 2)];
+    };
+    const m = (k: "bare" | "local" | "short" | "long") => ({ workerd: median((r) => r[k].workerd), all: median((r) => r[k].all) });
+    const [bare, local, short, long] = [m("bare"), m("local"), m("short"), m("long")];
+    const perToken = { workerd: median((r) => r.long.workerd - r.short.workerd), all: median((r) => r.long.all - r.short.all) };
     const per = (x: number, n: number) => (x / n).toFixed(2);
     const tokens = ANSWERS * (LONG - SHORT);
     console.log(
       [
         ``,
-        `bench:cpu — ${ANSWERS} sequential turns each; CPU of the local runtime (workerd; all dev-server processes in brackets)`,
+        `bench:cpu — ${ANSWERS} sequential turns each, median of ${ROUNDS} rounds after ${WARMUP} warm-up answers; CPU of the local runtime (workerd; all dev-server processes in brackets)`,
         `  quick answer, offline model (JSON):  ${per(local.workerd, ANSWERS)} ms per answer  [${per(local.all, ANSWERS)} ms]`,
         `  streamed answer of ${SHORT} tokens:       ${per(short.workerd, ANSWERS)} ms per answer  [${per(short.all, ANSWERS)} ms]`,
         `  streamed answer of ${LONG} tokens:      ${per(long.workerd, ANSWERS)} ms per answer  [${per(long.all, ANSWERS)} ms]`,
-        `  per streamed token:                  ${per(long.workerd - short.workerd, tokens)} ms per token   [${per(long.all - short.all, tokens)} ms]`,
+        `  per streamed token:                  ${per(perToken.workerd, tokens)} ms per token   [${per(perToken.all, tokens)} ms]`,
         `  a bare request (GET /health):        ${per(bare.workerd, ANSWERS)} ms per request [${per(bare.all, ANSWERS)} ms]`,
         ``,
       ].join("\n"),

@@ -68,7 +68,10 @@ function sourceMapper(): (f: CallFrame) => string {
     return (f) => {
       if (!f.url.endsWith("index.js")) return f.url;
       const o = map.originalPositionFor({ line: f.lineNumber + 1, column: f.columnNumber });
-      return `${String(o.source ?? "?").replace(/^.*node_modules\//, "").replace(/^.*\/src\//, "src/")}:${o.line}`;
+      const source = String(o.source ?? "?");
+      const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(source)?.[1];
+      // A dependency's frames keep its package name (drizzle-orm's own src/ is not ours).
+      return pkg ? `${pkg}:${source.replace(/^.*node_modules\/(?:@[^/]+\/)?[^/]+\//, "")}:${o.line}` : `${source.replace(/^.*\/src\//, "src/")}:${o.line}`;
     };
   } catch {
     return (f) => `${f.url.split("/").pop()}:${f.lineNumber + 1}`;
@@ -108,10 +111,25 @@ function summarise(p: Profile, title: string, where: (f: CallFrame) => string) {
   const top = (m: Map<string, number>, n: number) =>
     [...m].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, c]) => `  ${(c / turns).toFixed(2).padStart(7)}  ${k}`);
   console.log(`\n== ${title}: ${(busy / turns).toFixed(1)} busy samples per turn, one every ~${interval.toFixed(2)} ms (~${((busy / turns) * interval).toFixed(1)} ms of the isolate per turn) ==`);
+  console.log("-- self samples per turn, by where the code comes from --");
+  const byOrigin = new Map<string, number>();
+  for (const [k, c] of selfBy) byOrigin.set(origin(k), (byOrigin.get(origin(k)) ?? 0) + c);
+  console.log(top(byOrigin, 20).join("\n"));
   console.log("-- self samples per turn --");
   console.log(top(selfBy, 45).join("\n"));
   console.log("-- inclusive samples per turn --");
   console.log(top(inclBy, 70).join("\n"));
+}
+
+/** A frame's origin: our src/ by folder, a dependency by package, the runtime's own JavaScript, or native code. */
+function origin(key: string): string {
+  const where = key.slice(key.indexOf(" ") + 1);
+  if (where.startsWith("src/")) return where.split("/").slice(0, 3).join("/").replace(/\.ts:\d+$/, ".ts");
+  if (where.startsWith("cloudflare-internal") || where.startsWith("node-internal")) return "runtime JavaScript (cloudflare-internal)";
+  if (!where || where.startsWith("?")) return "native (runtime built-ins, GC, program)";
+  const pkg = /^([^:]+):/.exec(where)?.[1];
+  if (pkg === "src") return "package drizzle-orm (its source maps name node_modules/src/)";
+  return pkg && !pkg.includes("/") || pkg?.startsWith("@") ? `package ${pkg}` : `other ${where.split(":")[0]}`;
 }
 
 async function main() {
