@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { uploadFile, waitForDocument } from "../documents/doc-helpers";
 import { addMember, API, call, createKey, createOrg, expectError, expectStatus, fetchWorker } from "../helpers";
 import { memoryKb, setMemorySettings } from "../memory/memory-helpers";
+import { kbWithCsv, SALES } from "../tables/table-helpers";
 import { kbWithDocument, newChat, readSse, streamMessage, upstreamRequests } from "./chat-helpers";
 
 /**
@@ -94,6 +95,27 @@ describe("latency shortcuts keep every read after a write", () => {
     expect(r.chat.message_count).toBe(2);
     expect(r.assistant_message.content).toMatch(/5 business days/);
     expect(org.id).toBeTruthy();
+  });
+
+  it("POST /chats with a message: its turn uses the create's reads, which see the writes just before it", async () => {
+    const create = (kb: { id: string; tenant_id: string }, auth: { cookie?: string }, message: string) =>
+      call("/chats", { ...auth, body: { id: crypto.randomUUID(), tenant_id: kb.tenant_id, knowledge_base_id: kb.id, model: "local-extractive", message, agent_mode: "quick" } });
+    // A data file processed just before the create: the first answer comes from its table.
+    const { org, kb, auth } = await kbWithCsv(SALES, "sales.csv");
+    const rows = expectStatus(await create(kb, auth, "How many rows are in the sales table?"), 201);
+    expect(rows.assistant_message.content).toMatch(/Number of rows in sales\.csv \(table sales\): 5/);
+    // Memory switched on just before the create: what it is told is kept, with its message as the source.
+    const mkb = await memoryKb(org, "subject");
+    await setMemorySettings(org, { mode: "durable", retention: "explicit_only" });
+    const told = expectStatus(await create(mkb, auth, "Remember that my locker is number 815."), 201);
+    const kept = expectStatus(await call(`/tenants/${org.tenantId}/memories`, auth), 200).memories;
+    expect(kept).toHaveLength(1);
+    expect(kept[0]).toMatchObject({ source_chat_id: told.chat.id, source_message_id: told.user_message.id });
+    // And off again: the next create keeps nothing (the list answers nothing while memory is off: counted in the table).
+    await setMemorySettings(org, { mode: "disabled" });
+    expectStatus(await create(mkb, auth, "Remember that my bike is blue."), 201);
+    const stored = await env.DB.prepare("SELECT content FROM memories WHERE tenant_id = ?").bind(org.tenantId).all();
+    expect(stored.results.map((r) => r.content)).toEqual(["My locker is number 815."]);
   });
 
   it("a fork created with a message answers after the seeded messages, with them as its history", async () => {

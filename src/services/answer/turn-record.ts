@@ -12,6 +12,10 @@ import { isLocal, type TurnDeps, type TurnRequest } from "./context";
  * (`written`), and the final write appends the message itself if its own write has not landed yet (so a quick
  * answer does not wait for it). Otherwise it is written first.
  *
+ * A chat's first turn, answered by `POST /chats` (its user message id fixed by the create), is announced the
+ * same way: the create wrote the chat and knows its transcript, so the message's write and the answer's final
+ * write travel together (one round trip fewer per create).
+ *
  * A quick answer of the offline model waits on nothing outside the service, so its record waits: the turn is
  * written once, by its final write (one D1 call fewer per answer, bench:cpu). Its record is written anyway once
  * the turn has run for RECORD_GRACE_MS, or when something needs it first (a checkpoint).
@@ -39,12 +43,12 @@ export async function startTurnRecord(deps: TurnDeps, req: TurnRequest, assistan
     ...(req.runId ? { run_id: req.runId } : {}),
   };
   const turn = () => ({ messageId: assistantId, leaseUntil: leaseUntil() });
-  const known = req.userMessageId ? undefined : req.known;
+  const known = req.known;
   if (!known) {
     const row = await beginTurn(deps.db, req.chat.id, { id: req.userMessageId, content: req.content, metadata }, turn());
     return { announced: row, written: () => Promise.resolve(row), toAppend: () => undefined, settled: () => Promise.resolve(row) };
   }
-  const draft: Message = { id: newId("msg"), chatId: req.chat.id, seq: known.nextSeq, role: "user", content: req.content, status: "complete", metadata, createdAt: nowIso() };
+  const draft: Message = { id: req.userMessageId ?? newId("msg"), chatId: req.chat.id, seq: known.nextSeq, role: "user", content: req.content, status: "complete", metadata, createdAt: nowIso() };
   let writing: Promise<Message> | null = null;
   let landed = false;
   let closed = false; // the final write has taken the message: no write of its own starts any more
@@ -59,7 +63,9 @@ export async function startTurnRecord(deps: TurnDeps, req: TurnRequest, assistan
     }
     return writing;
   };
-  const waits = isLocal(req.model) && req.mode === "quick";
+  // A chat's first message (its id fixed by the create) is written at once, never left to the final write: a
+  // retried create looks for it (src/services/chats/replay.ts).
+  const waits = isLocal(req.model) && req.mode === "quick" && !req.userMessageId;
   const timer = waits ? setTimeout(start, RECORD_GRACE_MS) : (start(), null);
   return {
     announced: draft,

@@ -5,12 +5,12 @@ import { newId } from "../../lib/ids";
 import type { Chat, KnowledgeBase } from "../../db/schema";
 import type { TurnCommand } from "../../contracts/chat-session";
 import type { ModelInfo } from "../models/registry";
-import { assertCanSpend } from "../billing/metering";
+import { assertCanSpend, assertCreditsLeft } from "../billing/metering";
 import { getKnowledgeBase, knowledgeBaseFor } from "../knowledge-bases";
 import { assertSubjectParam, effectiveSubject } from "./access";
 import { appendMessage, createChat, getChat, publicChat, publicMessage, truncateTitle } from "./chats";
 import { storeChatImages } from "./images";
-import { readTurnState } from "./turn-reads";
+import { readCreateState, readTurnState } from "./turn-reads";
 import { refusalForgets, rememberPlacement, turnSearchAhead, turnSearchedAhead } from "./search-ahead";
 import { requestBookmark } from "../../db/session";
 import { awaitFirstAnswer, chatIdTaken, firstMessageDigest, firstMessageOf, isSameCreate, type FirstMessage } from "./replay";
@@ -96,7 +96,7 @@ async function createOrReplay(ctx: ServiceContext, body: CreateChatInput, replay
   assertSubjectParam(caller, body.external_subject_id);
   const db = ctx.db;
   const digest = body.message ? await firstMessageDigest(body.message) : null;
-  const early = startCreateReads(ctx, body, digest);
+  const early = startCreateReads(ctx, body);
   const reach = { knowledgeBaseId: body.knowledge_base_id };
   const kb = await refusalForgets(caller, reach, knowledgeBaseFor(ctx, body.knowledge_base_id, "query:rag", { addressedBy: "param", tenantId: body.tenant_id }));
   rememberPlacement(caller, reach, kb);
@@ -136,24 +136,32 @@ async function createOrReplay(ctx: ServiceContext, body: CreateChatInput, replay
   }
   // The chat as just written and its transcript's end travel with the turn: its Durable Object reads neither again.
   const transcript = { maxSeq: seed.length, count: seed.length };
-  const fresh = { chat, transcript, searchedAhead: turnSearchedAhead(ctx, early.ahead, kb, transcript) };
+  const fresh = { chat, transcript, searchedAhead: turnSearchedAhead(ctx, early.ahead, kb, transcript), ...(await early.turnState(kb)) };
   return firstTurn(ctx, body, kb, chat, { model, images, spend, userMessageId: firstMessage!.id, fresh });
 }
 
 /**
- * What a create reads alongside the knowledge base's authorization (README "Latency"), each used only after it
- * and reported in the create's order: a chat already under this id (a retried create), the tenant's credits (the
- * knowledge base's tenant is body.tenant_id, or the authorization refused), and the first message's search when
+ * What a create with a first message reads alongside the knowledge base's authorization (README "Latency"), each
+ * used only after it and reported in the create's order: in one batch (readCreateState), a chat already under
+ * this id (a retried create), the tenant's credits (the knowledge base's tenant is body.tenant_id, or the
+ * authorization refused) and what the first turn would read again; beside it, the first message's search when
  * this caller searched the knowledge base before (search-ahead.ts).
  */
-function startCreateReads(ctx: ServiceContext, body: CreateChatInput, digest: string | null) {
-  const existing = digest ? getChat(ctx.db, body.id.toLowerCase()) : null;
-  const credits = body.message ? assertCanSpend(ctx.db, body.tenant_id) : undefined;
-  existing?.catch(() => {});
-  credits?.catch(() => {});
-  const turn = body.message ? { content: body.message, agent_mode: body.agent_mode } : null;
-  const ahead = turn ? turnSearchAhead(ctx, { knowledgeBaseId: body.knowledge_base_id }, turn) : null;
-  return { existing, credits, ahead };
+function startCreateReads(ctx: ServiceContext, body: CreateChatInput) {
+  if (!body.message) return { existing: null, credits: undefined, turnState: async () => ({}), ahead: null };
+  const reads = readCreateState(ctx.db, { chatId: body.id.toLowerCase(), tenantId: body.tenant_id, kbId: body.knowledge_base_id });
+  const existing = reads.then((r) => r.existing);
+  const credits = reads.then((r) => assertCreditsLeft(r.credits));
+  existing.catch(() => {});
+  credits.catch(() => {});
+  /** What the turn would read again (its data file, the tenant's memory settings), for the knowledge base authorized. */
+  const turnState = async (kb: KnowledgeBase): Promise<Pick<TurnCommand, "tabular" | "memorySettings">> => {
+    if (kb.id !== body.knowledge_base_id || kb.tenantId !== body.tenant_id) return {};
+    const { tabular, memorySettings } = await reads;
+    return { tabular, memorySettings };
+  };
+  const ahead = turnSearchAhead(ctx, { knowledgeBaseId: body.knowledge_base_id }, { content: body.message, agent_mode: body.agent_mode });
+  return { existing, credits, turnState, ahead };
 }
 
 /** The new chat's row as the create describes it. */
@@ -189,7 +197,7 @@ async function firstTurn(
   body: CreateChatInput,
   kb: KnowledgeBase,
   chat: Chat,
-  opts: { model: ModelInfo; images?: TurnCommand["images"]; spend?: Promise<void>; userMessageId: string; fresh?: Pick<TurnCommand, "chat" | "transcript" | "searchedAhead"> },
+  opts: { model: ModelInfo; images?: TurnCommand["images"]; spend?: Promise<void>; userMessageId: string; fresh?: Pick<TurnCommand, "chat" | "transcript" | "searchedAhead" | "tabular" | "memorySettings"> },
 ) {
   const cmd = await prepareTurn(ctx, ctx.caller, chat, kb, {
     content: body.message!,

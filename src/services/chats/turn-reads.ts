@@ -2,7 +2,8 @@ import { and, eq, sql } from "drizzle-orm";
 import { primeMembership } from "../../auth/authorize";
 import { verifiedCaller } from "../../auth/caller-check";
 import { loadAuthorized } from "../../auth/load";
-import { chats, documents, knowledgeBases, messages, organizationMembers, organizations, tenantMemorySettings, tenants } from "../../db/schema";
+import type { Database } from "../../db/client";
+import { chats, documents, knowledgeBases, messages, organizationMembers, organizations, tenantMemorySettings, tenants, type Chat } from "../../db/schema";
 import { notFound } from "../../lib/errors";
 import type { ServiceContext } from "../../contracts/context";
 import { compiler, p } from "../../db/compiled";
@@ -77,4 +78,34 @@ export async function readTurnState(c: ServiceContext, chatId: string, externalS
   const transcript = { maxSeq: Number(transcriptRows[0]?.maxSeq ?? 0), count: Number(transcriptRows[0]?.count ?? 0) };
   const memorySettings: MemorySettings = memoryRows[0] ?? { ...DEFAULT_MEMORY_SETTINGS };
   return { chat, kb, spend, transcript, tabular: tabularRows.length > 0, memorySettings };
+}
+
+/** A create's reads (readCreateState), built once: the new chat's id, and the tenant and knowledge base it names. */
+type CreateValues = { chatId: string; tenantId: string; kbId: string };
+const compileCreate = compiler<CreateValues>();
+const createQueries = {
+  existing: compileCreate((db) => db.select().from(chats).where(eq(chats.id, p("chatId")))),
+  credits: compileCreate((db) => db.select({ pool: tenants.creditsPool, used: tenants.creditsUsed }).from(tenants).where(eq(tenants.id, p("tenantId")))),
+  tabular: compileCreate((db) => db.select({ n: sql<number>`1` }).from(documents).where(tabularDocumentWhere(sql`${p("kbId")}`)).limit(1)),
+  memory: compileCreate((db) =>
+    db.select({ mode: tenantMemorySettings.mode, retention: tenantMemorySettings.retention }).from(tenantMemorySettings).where(eq(tenantMemorySettings.tenantId, p("tenantId"))),
+  ),
+};
+
+/**
+ * What `POST /chats` with a first message reads alongside the knowledge base's authorization, in ONE D1 round
+ * trip (README "Latency"): a chat already under the new id (a retried create), the named tenant's credits and
+ * memory settings, and whether the named knowledge base has a data file. Each is used only once the knowledge
+ * base is authorized, and only for the tenant and knowledge base it turned out to be (src/services/chats/create.ts).
+ * The turn then reads none of them again.
+ */
+export async function readCreateState(db: Database, values: CreateValues) {
+  const q = createQueries;
+  const [existing, credits, tabular, memory] = await db.batch([q.existing(db, values), q.credits(db, values), q.tabular(db, values), q.memory(db, values)]);
+  return {
+    existing: existing[0] as Chat | undefined,
+    credits: credits[0],
+    tabular: tabular.length > 0,
+    memorySettings: (memory[0] ?? { ...DEFAULT_MEMORY_SETTINGS }) as MemorySettings,
+  };
 }
