@@ -68,7 +68,7 @@ export async function keyCaller(c: CallerRequest, token: string): Promise<KeyCal
   const cached = !!hit && Date.now() - hit.at <= TTL_MS;
   const lookup = apiKeyLookup(c.db, hash);
   const riding = cached ? rideAlong(c.db, lookup) : null;
-  const fresh = (riding ? riding.result : lookup).then(
+  const fresh = Promise.resolve(riding ? riding.result : lookup).then(
     (rows) => {
       const { caller, touch } = keyCallerOf(c.db, rows[0]);
       if (touch) c.waitUntil(touch.catch((e) => console.error("last_used_at update failed", e)));

@@ -12,6 +12,8 @@ import { createDb, type Database } from "./client";
  * compiled query is a batch of one.
  */
 type BatchItem = Parameters<Database["batch"]>[0][number];
+/** What a compiled query gives: an item for `db.batch`, or awaited alone; never a builder to chain or run otherwise. */
+export type CompiledItem<T> = { readonly _: { readonly dialect: "sqlite"; readonly result: T } } & PromiseLike<T>;
 
 interface Prepared {
   getQuery(): { sql: string; params: unknown[] };
@@ -32,7 +34,7 @@ export const compiler =
 
 export function compiledQuery<V extends Record<string, unknown>, Q extends BatchItem>(build: (db: Database) => Q) {
   let shape: { sql: string; params: unknown[]; prepared: Prepared } | null = null;
-  return (db: Database, values: V): Q => {
+  return (db: Database, values: V): CompiledItem<Q["_"]["result"]> => {
     if (!shape) {
       const prepared = (build(builder) as unknown as { _prepare(): Prepared })._prepare();
       shape = { ...prepared.getQuery(), prepared };
@@ -45,10 +47,10 @@ export function compiledQuery<V extends Record<string, unknown>, Q extends Batch
         getQuery: () => ({ sql: text, params: filled }),
         mapResult: (result: unknown, isFromBatch?: boolean) => prepared.mapResult(result, isFromBatch),
       }),
-      then<R1, R2>(onFulfilled?: (v: unknown) => R1 | PromiseLike<R1>, onRejected?: (e: unknown) => R2 | PromiseLike<R2>) {
-        return db.batch([item as unknown as Q]).then(([rows]) => rows).then(onFulfilled, onRejected);
+      then<R1, R2>(onFulfilled?: (v: Q["_"]["result"]) => R1 | PromiseLike<R1>, onRejected?: (e: unknown) => R2 | PromiseLike<R2>) {
+        return db.batch([item as unknown as BatchItem]).then(([rows]) => rows as Q["_"]["result"]).then(onFulfilled, onRejected);
       },
     };
-    return item as unknown as Q;
+    return item as unknown as CompiledItem<Q["_"]["result"]>;
   };
 }
