@@ -2,6 +2,9 @@ import type { AgentRun, Chat, KnowledgeBase, Message, Source, TurnUsage } from "
 import type { PublicMessage } from "./messages";
 import type { Actor, ToolSettings, TurnScope } from "./tools";
 import type { AttachedArtifact, Passage } from "./turn";
+import type { RecalledAhead } from "./memory";
+
+export type { RecalledAhead };
 
 /**
  * The chat Durable Object's protocol (src/durable/chat-session.ts): what the Worker sends it to run a turn
@@ -49,6 +52,13 @@ export interface TurnCommand {
    * it follows as the body's second line when done (src/services/chats/session.ts).
    */
   searchedAhead?: Promise<SearchedAhead | undefined>;
+  /**
+   * The memory recall's reads the Worker made alongside the turn's read (src/services/chats/recall-ahead.ts), used
+   * if the turn's memory space and recall are the same. Sent like `searchedAhead`, on the body's second line.
+   */
+  recalledAhead?: Promise<RecalledAhead | undefined>;
+  /** On the command's JSON line: a recall ahead was started, and follows on the second line (the turn waits for it). */
+  recalling?: boolean;
   /** Where the Worker's D1 session was: the turn's session starts there (src/db/session.ts); absent: the primary. */
   bookmark?: string | null;
 }
@@ -56,7 +66,9 @@ export interface TurnCommand {
 /** What follows the command on the second line of the body (`{}`: nothing). */
 export interface LateTurnParts {
   searchedAhead?: SearchedAhead;
+  recalledAhead?: RecalledAhead;
 }
+
 
 export interface SearchedAhead {
   query: string;

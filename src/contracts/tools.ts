@@ -4,6 +4,7 @@ import type { Chat, KnowledgeBase, MemoryMode, MemoryRetention, Message } from "
 import type { Env } from "../env";
 import type { Emit, Passage } from "./turn";
 import type { TurnResources } from "./resources";
+import type { RecalledAhead } from "./memory";
 
 /** Who is charged for a turn's work: an API key or a user (src/services/billing/metering.ts). */
 export interface Actor {
@@ -90,6 +91,8 @@ export interface TurnScope {
   questionMessageId?: string;
   /** The tenant's memory settings, when read with the turn's one batch (absent: the memory provider asks). */
   memorySettings?: { mode: MemoryMode; retention: MemoryRetention };
+  /** The memory recall's reads, made by the Worker ahead of the turn (src/services/chats/recall-ahead.ts), when it did. */
+  recalledAhead?: Promise<RecalledAhead | undefined>;
 }
 
 export interface ToolCallContext {

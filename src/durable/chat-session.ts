@@ -78,7 +78,8 @@ export class ChatSession extends DurableObject<Env> {
     const session = openSessionDb(this.env, cmd.bookmark);
     const db = session.db;
     const searchedAhead = late.then((l) => l.searchedAhead);
-    const req = await this.turnRequest(db, { ...(replaced ? { ...cmd, chat: undefined, transcript: undefined } : cmd), searchedAhead });
+    const recalledAhead = late.then((l) => l.recalledAhead);
+    const req = await this.turnRequest(db, { ...(replaced ? { ...cmd, chat: undefined, transcript: undefined } : cmd), searchedAhead, recalledAhead });
     if (!req) return Response.json({ error: { code: "not_found", message: "Chat not found" } }, { status: 404 });
     const deps = { db, env: this.env, capabilities: CAPABILITIES, bookmark: session.bookmark };
     return cmd.stream ? this.streamed(deps, req, request.signal) : this.answered(deps, req);
@@ -113,6 +114,8 @@ export class ChatSession extends DurableObject<Env> {
       known,
       tabular: known ? cmd.tabular : undefined,
       searchedAhead: cmd.searchedAhead,
+      // Read before any turn of this object that ran since the Worker's read (one replaced, too) could change the memory.
+      recalledAhead: known && cmd.recalling ? cmd.recalledAhead : undefined,
       memorySettings: cmd.memorySettings,
     };
   }

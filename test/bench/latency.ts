@@ -65,9 +65,14 @@ async function pathsOf(base: string) {
   const key = (await api(base, `/environments/${envId}/api-keys`, { cookie, body: { name: "bench", scopes: ["query:rag", "documents:read", "agents:write", "agents:read"] } })).body.key as string;
   const auth = { key };
   const agent = (await api(base, "/agents", { ...auth, body: { tenant_id: org.default_tenant_id, knowledge_base_id: kb.id, name: "Desk", goal: "Answer from the handbook", model: "local-extractive", agent_mode: "quick" } })).body;
-  const newChat = async () => {
+  // A second knowledge base whose turns use the caller's memory (the tenant's memory on, durable).
+  const memoryKb = (await api(base, "/knowledge-bases", { cookie, body: { tenant_id: kb.tenant_id, name: "latency-memory" } })).body as { id: string; tenant_id: string };
+  await api(base, `/knowledge-bases/${memoryKb.id}`, { cookie, method: "PATCH", body: { kbMemoryMode: "subject" } });
+  await api(base, `/tenants/${kb.tenant_id}/memory-settings`, { cookie, method: "PATCH", body: { mode: "durable", retention: "explicit_only" } });
+  await uploadAndWait(base, { cookie }, memoryKb, "handbook.md", "# Handbook\n\n## Refunds\nRefunds are paid within 5 business days of the request.\n");
+  const newChat = async (where: { id: string; tenant_id: string } = kb) => {
     const id = crypto.randomUUID();
-    await api(base, "/chats", { ...auth, body: { id, tenant_id: kb.tenant_id, knowledge_base_id: kb.id, model: "local-extractive" } });
+    await api(base, "/chats", { ...auth, body: { id, tenant_id: where.tenant_id, knowledge_base_id: where.id, model: "local-extractive" } });
     return id;
   };
   const q = "How long do refunds take?";
@@ -76,6 +81,7 @@ async function pathsOf(base: string) {
     { name: "streamed answer", run: async () => timed(base, `/api/v1/chats/${await newChat()}/messages/stream`, auth, turn) },
     { name: "streamed, deep", run: async () => timed(base, `/api/v1/chats/${await newChat()}/messages/stream`, auth, { ...turn, agent_mode: "deep" }) },
     { name: "JSON answer", run: async () => timed(base, `/api/v1/chats/${await newChat()}/messages`, auth, turn) },
+    { name: "JSON, memory on", run: async () => timed(base, `/api/v1/chats/${await newChat(memoryKb)}/messages`, auth, turn) },
     {
       name: "POST /chats + message",
       run: () => timed(base, "/api/v1/chats", auth, { id: crypto.randomUUID(), tenant_id: kb.tenant_id, knowledge_base_id: kb.id, model: "local-extractive", message: q, agent_mode: "quick" }),

@@ -9,7 +9,7 @@ import type { PromptExtras } from "./prompt";
 import type { SourceLedger } from "./sources";
 import type { ToolRunner } from "./tool-runner";
 import type { Emit, StopReason } from "../../contracts/turn";
-import type { SearchedAhead } from "../../contracts/chat-session";
+import type { RecalledAhead, SearchedAhead } from "../../contracts/chat-session";
 import type { ChatCounters } from "../chats/answer-record";
 
 export interface TurnDeps {
@@ -49,6 +49,8 @@ export interface TurnRequest extends Omit<TurnScope, "db" | "env" | "resources">
   known?: { nextSeq: number; count?: number; emptyHistory: boolean; recent?: Message[] };
   /** A quick search already run for this turn (src/services/chats/search-ahead.ts): the plan uses it if it would search the same. */
   searchedAhead?: Promise<SearchedAhead | undefined>;
+  /** The memory recall's reads the Worker made ahead (src/services/chats/recall-ahead.ts): the memory provider's, if the same. */
+  recalledAhead?: Promise<RecalledAhead | undefined>;
 }
 
 export interface TurnResult {

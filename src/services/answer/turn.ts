@@ -77,8 +77,8 @@ export async function runTurn(deps: TurnDeps, req: TurnRequest, emit: Emit, sign
 }
 
 function turnScope(deps: TurnDeps, req: TurnRequest): TurnScope {
-  const { chat, kb, actor, subject, mode, streaming, runId, depth, tabular, memorySettings } = req;
-  return { db: deps.db, env: deps.env, chat, kb, actor, subject, mode, streaming, runId, depth, tabular, memorySettings, resources: new TurnResources() };
+  const { chat, kb, actor, subject, mode, streaming, runId, depth, tabular, memorySettings, recalledAhead } = req;
+  return { db: deps.db, env: deps.env, chat, kb, actor, subject, mode, streaming, runId, depth, tabular, memorySettings, recalledAhead, resources: new TurnResources() };
 }
 
 function createContext(deps: TurnDeps, req: TurnRequest, scope: TurnScope, toolbox: Toolbox, emit: Emit, signal: AbortSignal, userWritten: () => Promise<Message>): TurnContext {

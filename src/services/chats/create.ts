@@ -12,11 +12,12 @@ import { appendMessage, createChat, getChat, publicChat, publicMessage, truncate
 import { storeChatImages } from "./images";
 import { readCreateState, readTurnState } from "./turn-reads";
 import { refusalForgets, rememberPlacement, turnSearchAhead, turnSearchedAhead } from "./search-ahead";
+import { recallAhead, turnRecalledAhead } from "./recall-ahead";
 import { requestBookmark } from "../../db/session";
 import { awaitFirstAnswer, chatIdTaken, firstMessageDigest, firstMessageOf, isSameCreate, type FirstMessage } from "./replay";
 import { answeredOrThrow, runTurnJson } from "./session";
 import { canReadShared, FORK_SEED_LIMIT, shareSafeMessages, shareSafeMetadata } from "./sharing";
-import { assertKnowledgeBaseActive, prepareTurn, resolveModel, resolveTurnExtras, type ChatPlacement } from "./turns";
+import { assertKnowledgeBaseActive, prepareTurn, resolveModel, resolveTurnExtras, turnSubject, type ChatPlacement } from "./turns";
 
 /** What a turn names beyond its question (validated by the route: src/routes/chats/schemas.ts). */
 interface TurnFields {
@@ -131,7 +132,7 @@ async function createOrReplay(ctx: ServiceContext, body: CreateChatInput, replay
   }
   const images = body.images.length ? await storeChatImages(ctx, chat, body.images) : undefined;
   if (!body.message) {
-    rememberPlacement(caller, { chatId: chat.id }, kb);
+    rememberPlacement(caller, { chatId: chat.id }, kb, turnSubject(caller, chat));
     return { chat: publicChat((await getChat(db, chat.id))!) };
   }
   // The chat as just written and its transcript's end travel with the turn: its Durable Object reads neither again.
@@ -209,6 +210,8 @@ async function firstTurn(
     images: opts.images,
     spend: opts.spend,
   });
+  // The chat's next turns search (and recall) ahead for this caller.
+  rememberPlacement(ctx.caller, { chatId: chat.id }, kb, cmd.subject);
   const outcome = answeredOrThrow(await runTurnJson(ctx.env, { ...cmd, ...opts.fresh, userMessageId: opts.userMessageId }));
   // The chat as created, with its message counters as the turn's final write left them (no read after the turn).
   const fresh = { ...chat, messageCount: outcome.chat.message_count, lastMessageAt: outcome.chat.last_message_at };
@@ -255,13 +258,15 @@ export async function sendCommand(ctx: ServiceContext, chatId: string, body: Sen
   // caller reached the chat before (search-ahead.ts).
   const state = refusalForgets(ctx.caller, { chatId }, readTurnState(ctx, chatId, body.external_subject_id));
   const ahead = turnSearchAhead(ctx, { chatId }, body);
+  const recall = recallAhead(ctx, { chatId }, body.content, ahead);
   const { chat, kb, spend, transcript, tabular, memorySettings } = await state;
-  rememberPlacement(ctx.caller, { chatId: chat.id }, kb);
   const cmd = await messageCommand(ctx, chat, kb, body, spend);
-  // Not awaited: the turn (and its first event) starts without it; it follows when done (session.ts).
+  rememberPlacement(ctx.caller, { chatId: chat.id }, kb, cmd.subject);
+  // Not awaited: the turn (and its first event) starts without them; they follow when done (session.ts).
   const searchedAhead = turnSearchedAhead(ctx, ahead, kb, transcript);
+  const recalledAhead = recall ? turnRecalledAhead(recall) : undefined;
   // The turn's session starts where this request's is: it sees the caller's writes (nothing is written after).
-  return { ...cmd, chat, transcript, tabular, memorySettings, searchedAhead, bookmark: requestBookmark(ctx.db) };
+  return { ...cmd, chat, transcript, tabular, memorySettings, searchedAhead, recalledAhead, bookmark: requestBookmark(ctx.db) };
 }
 
 /** The turn command of a message for a chat the caller was authorized for (authorizeChat). */

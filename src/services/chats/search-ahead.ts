@@ -26,8 +26,17 @@ import { searchKnowledgeBase } from "../retrieval/search";
 
 const REMEMBERED = 2_000;
 const TTL_MS = 10 * 60_000;
-/** caller + chat or knowledge base → the knowledge base (insertion-ordered: the oldest is dropped first). */
-const placements = new Map<string, { kb: KnowledgeBase; at: number }>();
+/**
+ * caller + chat or knowledge base → the knowledge base, and the subject the chat's turns act for (insertion-ordered:
+ * the oldest is dropped first).
+ */
+const placements = new Map<string, Placement>();
+interface Placement {
+  kb: KnowledgeBase;
+  /** The end user the chat's turns act for (src/services/chats/turns.ts turnSubject): their memory is read ahead. */
+  subject?: string;
+  at: number;
+}
 
 /** Where a caller searches: through a chat's turns, or a knowledge base named by id. */
 export type Reach = { chatId: string } | { knowledgeBaseId: string };
@@ -36,12 +45,18 @@ const keyOf = (caller: Caller, reach: Reach) =>
   (caller.type === "user" ? `user:${caller.user.id}` : `key:${caller.key.id}:${caller.embed?.subject ?? ""}`) +
   ("chatId" in reach ? `|chat:${reach.chatId.toLowerCase()}` : `|kb:${reach.knowledgeBaseId}`);
 
-/** After a caller was authorized to search there: the knowledge base, for their next search. */
-export function rememberPlacement(caller: Caller, reach: Reach, kb: KnowledgeBase): void {
+/** After a caller was authorized to search there: the knowledge base (and a chat turn's subject), for their next turn. */
+export function rememberPlacement(caller: Caller, reach: Reach, kb: KnowledgeBase, subject?: string): void {
   const key = keyOf(caller, reach);
   placements.delete(key);
-  placements.set(key, { kb, at: Date.now() });
+  placements.set(key, { kb, subject, at: Date.now() });
   if (placements.size > REMEMBERED) placements.delete(placements.keys().next().value!);
+}
+
+/** Where this caller was authorized there last (within TTL_MS), or null. */
+export function rememberedPlacement(caller: Caller, reach: Reach): Placement | null {
+  const known = placements.get(keyOf(caller, reach));
+  return known && Date.now() - known.at <= TTL_MS ? known : null;
 }
 
 /**
@@ -75,8 +90,8 @@ export const MAX_AHEAD_IN_FLIGHT = 2;
 
 /** Starts the search when this caller reached the knowledge base there before (and the isolate is not in a burst); null otherwise. */
 export function searchAhead(ctx: ServiceContext, reach: Reach, query: string, limit: number): SearchAhead | null {
-  const known = placements.get(keyOf(ctx.caller, reach));
-  if (!known || Date.now() - known.at > TTL_MS || inFlight >= MAX_AHEAD_IN_FLIGHT) return null;
+  const known = rememberedPlacement(ctx.caller, reach);
+  if (!known || inFlight >= MAX_AHEAD_IN_FLIGHT) return null;
   inFlight++;
   const ahead = startSearch(ctx, known.kb, query, limit);
   ahead.passages.finally(() => inFlight--).catch(() => {});

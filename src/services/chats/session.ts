@@ -13,12 +13,13 @@ function stubOf(env: Env, chatId: string) {
  * the Worker was still working on when it sent it (LateTurnParts: the search ahead) as the second, when done.
  */
 function turnRequest(cmd: TurnCommand, stream: boolean): RequestInit {
-  const { searchedAhead, ...json } = cmd;
-  const first = JSON.stringify({ ...json, stream }) + "\n";
-  const late: Promise<LateTurnParts> = (searchedAhead ?? Promise.resolve(undefined)).then(
-    (found) => (found ? { searchedAhead: found } : {}),
-    () => ({}),
-  );
+  const { searchedAhead, recalledAhead, ...json } = cmd;
+  const first = JSON.stringify({ ...json, stream, ...(recalledAhead ? { recalling: true } : {}) }) + "\n";
+  const settled = <T>(p: Promise<T | undefined> | undefined) => (p ?? Promise.resolve(undefined)).catch(() => undefined);
+  const late: Promise<LateTurnParts> = Promise.all([settled(searchedAhead), settled(recalledAhead)]).then(([found, recalled]) => ({
+    ...(found ? { searchedAhead: found } : {}),
+    ...(recalled ? { recalledAhead: recalled } : {}),
+  }));
   const encoder = new TextEncoder();
   const body = new ReadableStream<Uint8Array>({
     async start(controller) {

@@ -1,6 +1,7 @@
 import { sql, type SQL } from "drizzle-orm";
 import { batchSql } from "../../db/batch";
 import type { Database } from "../../db/client";
+import type { MemoryRow } from "../../contracts/memory";
 import type { Memory, MemoryKind } from "../../db/schema";
 import type { Env } from "../../env";
 import { newId } from "../../lib/ids";
@@ -11,6 +12,8 @@ import { meterEmbedding } from "../embeddings/metering";
 import { porterStem, words } from "../retrieval/tokenize";
 import { dedupeKey, graphOf, matchWords, similarity, type GraphPart } from "./rules";
 import type { MemorySpace } from "./settings";
+
+export type { MemoryRow };
 
 /**
  * Memories: writing (restatements update in place), deleting and forgetting.
@@ -41,26 +44,6 @@ export function publicMemory(m: Memory) {
     created_at: m.createdAt,
     updated_at: m.updatedAt,
   };
-}
-
-export interface MemoryRow {
-  seq: number;
-  id: string;
-  organization_id: string;
-  tenant_id: string;
-  knowledge_base_id: string | null;
-  subject_id: string;
-  scope_key: string;
-  kind: MemoryKind;
-  content: string;
-  dedupe_key: string;
-  entities: string;
-  embedding: string | null;
-  embedding_model: string | null;
-  source_chat_id: string | null;
-  source_message_id: string | null;
-  created_at: string;
-  updated_at: string;
 }
 
 export function fromRow(r: MemoryRow): Memory {

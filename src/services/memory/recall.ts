@@ -10,6 +10,9 @@ import { matchWords } from "./rules";
 import type { MemorySpace } from "./settings";
 import { FTS_CANDIDATES, fromRow, matchExpression, MAX_MEMORIES_PER_SPACE, type MemoryRow, type WriteContext } from "./memories";
 import { idf, saturatedTf } from "../retrieval/bm25";
+import type { RecallReads } from "../../contracts/memory";
+
+export type { RecallReads };
 
 /**
  * Recall: lexical (FTS5 over the subject's memory space, BM25 with that space's statistics) and vector (the
@@ -46,18 +49,42 @@ function cosine(a: number[], b: number[]): number {
 type Hit = { row: MemoryRow; score: number };
 type Space = Pick<MemorySpace, "scopeKey" | "organizationId" | "tenantId">;
 
-/** FTS5 finds the space's memories holding any query word; BM25 with the space's own statistics; weak hits cut. */
-async function lexicalRecall(db: WriteContext["db"], space: Space, terms: string[]): Promise<Hit[]> {
-  if (!terms.length) return [];
-  const [cands, total] = await batchSql(db, [
+/** The recall's words (and their other spellings): what its lexical leg matches. */
+const recallTerms = (query: string) => {
+  const words = matchWords(query);
+  return [...words, ...words.flatMap(otherSpellings)];
+};
+
+/**
+ * Everything a recall reads, in ONE D1 batch: FTS5 candidates of the space holding any query word, the space's
+ * size (BM25 uses the space's own statistics), and the space's stored vectors of the configured embedding model.
+ * Nothing here is charged or embedded: the query's embedding is made when the reads are scored (recallFrom).
+ */
+export async function recallReads(db: WriteContext["db"], env: WriteContext["env"], space: Pick<Space, "scopeKey">, query: string): Promise<RecallReads> {
+  const terms = recallTerms(query);
+  const model = embedderFor(env).model;
+  const vectorRows = sql`SELECT * FROM memories WHERE scope_key = ${space.scopeKey}
+      AND embedding_model = ${model} ORDER BY updated_at DESC LIMIT ${MAX_MEMORIES_PER_SPACE}`;
+  if (!terms.length || !query.trim()) {
+    const [vec] = query.trim() ? await batchSql(db, [vectorRows]) : [{ results: [] }];
+    return { lexical: { rows: [], total: 0 }, vector: { model, rows: (vec.results ?? []) as MemoryRow[] } };
+  }
+  const [cands, total, vec] = await batchSql(db, [
     sql`SELECT m.* FROM (
           SELECT rowid, rank FROM memories_fts WHERE memories_fts MATCH ${matchExpression(space.scopeKey, terms)} ORDER BY rank LIMIT ${FTS_CANDIDATES}
         ) f CROSS JOIN memories m ON m.seq = f.rowid WHERE m.scope_key = ${space.scopeKey}`,
     sql`SELECT count(*) AS n FROM memories WHERE scope_key = ${space.scopeKey}`,
+    vectorRows,
   ]);
   const rows = (cands.results ?? []) as MemoryRow[];
   const n = Math.max(((total.results?.[0] as { n: number } | undefined)?.n ?? rows.length), rows.length);
-  const scored = bm25(rows, [...new Set(terms.map(porterStem))], n);
+  return { lexical: { rows, total: n }, vector: { model, rows: (vec.results ?? []) as MemoryRow[] } };
+}
+
+/** BM25 with the space's own statistics over the lexical candidates; weak hits cut. */
+function lexicalRecall(reads: RecallReads["lexical"], terms: string[]): Hit[] {
+  if (!terms.length) return [];
+  const scored = bm25(reads.rows, [...new Set(terms.map(porterStem))], reads.total);
   scored.sort((a, b) => b.score - a.score);
   const best = scored[0]?.score ?? 0;
   return scored.filter((s) => s.score > 0 && s.score >= best * RELATIVE_CUTOFF);
@@ -84,14 +111,14 @@ function bm25(rows: MemoryRow[], stems: string[], spaceSize: number): Hit[] {
 }
 
 /** The query's embedding against the space's stored vectors of the same model (full-text only when unavailable). */
-async function vectorRecall(ctx: WriteContext, space: Space, query: string): Promise<{ hits: Hit[]; provider: string }> {
+async function vectorRecall(ctx: WriteContext, space: Space, query: string, reads: RecallReads["vector"]): Promise<{ hits: Hit[]; provider: string }> {
   const { db, env } = ctx;
   if (!query.trim()) return { hits: [], provider: "hash" };
   try {
     let tokens = 0;
     const embedder = embedderFor(env, { onUsage: (t) => (tokens += t) });
-    const rows = await db.all<MemoryRow>(sql`SELECT * FROM memories WHERE scope_key = ${space.scopeKey}
-      AND embedding_model = ${embedder.model} ORDER BY updated_at DESC LIMIT ${MAX_MEMORIES_PER_SPACE}`);
+    // Rows read for another model (the configuration changed in between) cannot be compared: none then.
+    const rows = reads.model === embedder.model ? reads.rows : [];
     if (!rows.length) return { hits: [], provider: embedder.provider };
     const [q] = await embedder.embed([query], "query");
     await meterEmbedding(db, env, { organizationId: space.organizationId, tenantId: space.tenantId, model: embedder.model, tokens, actor: ctx.actor });
@@ -115,10 +142,15 @@ async function vectorRecall(ctx: WriteContext, space: Space, query: string): Pro
  * is recalled.
  */
 export async function recallMemories(ctx: WriteContext, space: Space, query: string, limit = RECALL_LIMIT): Promise<RecalledMemory[]> {
+  return recallFrom(ctx, space, query, await recallReads(ctx.db, ctx.env, space, query), limit);
+}
+
+/** recallMemories on reads already made (recallReads of the same space and query: a recall read ahead of its turn). */
+export async function recallFrom(ctx: WriteContext, space: Space, query: string, reads: RecallReads, limit = RECALL_LIMIT): Promise<RecalledMemory[]> {
   const config = retrievalConfig(ctx.env);
   const focus = focusTerms(query);
-  const words = matchWords(query);
-  const [allLex, vec] = await Promise.all([lexicalRecall(ctx.db, space, [...words, ...words.flatMap(otherSpellings)]), vectorRecall(ctx, space, query)]);
+  const allLex = lexicalRecall(reads.lexical, recallTerms(query));
+  const vec = await vectorRecall(ctx, space, query, reads.vector);
   const lex = allLex.filter((h) => coversFocus(focus, h.row.content));
   const vectorWeight = config.vectorWeight(vec.provider);
   const fused = new Map<string, { row: MemoryRow; score: number; fts: number | null; vector: number | null }>();

@@ -72,7 +72,7 @@ export async function memorySpaceFor(
   if (kb.kbMemoryMode === "disabled" || !subjectId) return null;
   const settings = known ?? (await getMemorySettings(db, kb.tenantId));
   if (kb.kbMemoryMode === "subject" && settings.mode !== "durable") return null;
-  const knowledgeBaseId = kb.kbMemoryMode === "kb_restricted" ? kb.id : null;
+  const knowledgeBaseId = spaceKnowledgeBaseId(kb);
   return {
     organizationId: kb.organizationId,
     tenantId: kb.tenantId,
@@ -82,3 +82,6 @@ export async function memorySpaceFor(
     retention: settings.retention,
   };
 }
+
+/** The knowledge base a space of `kb`'s turns is kept under: itself when `kb_restricted`, none (durable) otherwise. */
+export const spaceKnowledgeBaseId = (kb: Pick<KnowledgeBase, "id" | "kbMemoryMode">) => (kb.kbMemoryMode === "kb_restricted" ? kb.id : null);

@@ -2,10 +2,11 @@ import { sql } from "drizzle-orm";
 import type { Passage } from "../../contracts/turn";
 import { assertCanSpend, recordUsage } from "../billing/metering";
 import { getModel } from "../models/registry";
+import type { RecalledAhead } from "../../contracts/chat-session";
 import type { AfterTurnHook, ContextProvider, TurnScope } from "../../contracts/tools";
 import { extractableText, extractByRules, extractWithModel, worthAsking, type Extracted } from "./extract";
 import { forgetMatching, setSourceMessage, writeMemory } from "./memories";
-import { recallMemories, type RecalledMemory } from "./recall";
+import { recallFrom, recallMemories, type RecalledMemory } from "./recall";
 import { explicitCommands, kindOf } from "./rules";
 import { memorySpaceFor, type MemorySpace } from "./settings";
 
@@ -98,13 +99,33 @@ export async function applyCommands(scope: TurnScope, space: MemorySpace, questi
   return { thoughts, query };
 }
 
+/**
+ * The recall's reads the Worker made ahead of the turn (src/services/chats/recall-ahead.ts), once they arrive;
+ * a stopped turn does not wait for them.
+ */
+async function recalledAhead(scope: TurnScope, signal: AbortSignal): Promise<RecalledAhead | undefined> {
+  const ahead = scope.recalledAhead;
+  if (!ahead) return undefined;
+  if (signal.aborted) throw signal.reason;
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    ahead.then(resolve, () => resolve(undefined)).finally(() => signal.removeEventListener("abort", onAbort));
+  });
+}
+
 export const memoryContext: ContextProvider = {
   name: "memory",
-  async gather(scope, question) {
+  async gather(scope, question, signal) {
     const space = await memorySpaceFor(scope.db, scope.kb, scope.subject, scope.memorySettings);
     if (!space) return null;
     const { thoughts, query } = await applyCommands(scope, space, question);
-    const recalled = await recallMemories({ env: scope.env, db: scope.db, actor: scope.actor }, space, query);
+    const ctx = { env: scope.env, db: scope.db, actor: scope.actor };
+    const ahead = thoughts.length ? undefined : await recalledAhead(scope, signal);
+    const recalled =
+      ahead && ahead.scopeKey === space.scopeKey && ahead.query === query
+        ? await recallFrom(ctx, space, query, ahead.reads)
+        : await recallMemories(ctx, space, query);
     const passages = memoryPassages(recalled);
     return {
       passages,
