@@ -6,12 +6,12 @@ import { jobContext, type ServiceContext } from "../../src/contracts/context";
 import type { MemoryRow } from "../../src/contracts/memory";
 import { openDb } from "../../src/db/client";
 import { recallAhead, turnRecalledAhead } from "../../src/services/chats/recall-ahead";
-import { rememberPlacement, type SearchAhead } from "../../src/services/chats/search-ahead";
+import { rememberedPlacement, rememberPlacement, type SearchAhead } from "../../src/services/chats/search-ahead";
 import { getKnowledgeBase } from "../../src/services/knowledge-bases";
 import { recallReads } from "../../src/services/memory/recall";
 import { getMemorySettings, memorySpaceFor } from "../../src/services/memory/settings";
 import { memoryContext } from "../../src/services/memory/turn";
-import { call, createOrg, expectStatus } from "../helpers";
+import { call, createKey, createOrg, expectStatus } from "../helpers";
 import { memoryKb, memoryTurn, scopeFor, setMemorySettings } from "./memory-helpers";
 
 /**
@@ -105,5 +105,16 @@ describe("a turn's memory recall read ahead", () => {
     const other = expectStatus(await call("/chats", { ...auth, body: { id: crypto.randomUUID(), tenant_id: kb.tenant_id, knowledge_base_id: kb.id, model: "local-extractive", message: "Remember that my locker is number 42." } }), 201);
     expect(other.assistant_message.content).toMatch(/42/);
     expect(recalled(await send(QUESTION))).toEqual(["You told me: My locker is number 42."]);
+  });
+
+  it("a chat created with or without a first message is remembered with its subject: its next turn reads ahead", async () => {
+    const { org, kb } = await memoryOn();
+    const k = await createKey(org, { scopes: ["query:rag"] });
+    const caller = keyCaller(k.id);
+    for (const message of [undefined, "How are refunds paid?"]) {
+      const body = { id: crypto.randomUUID(), tenant_id: kb.tenant_id, knowledge_base_id: kb.id, model: "local-extractive", agent_mode: "quick", external_subject_id: "cust-7", message };
+      const chat = expectStatus(await call("/chats", { key: k.key, body }), 201).chat;
+      expect(rememberedPlacement(caller, { chatId: chat.id })).toMatchObject({ kb: { id: kb.id }, subject: "ext:cust-7" });
+    }
   });
 });
