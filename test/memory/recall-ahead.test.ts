@@ -5,7 +5,7 @@ import type { Caller } from "../../src/contracts/caller";
 import { jobContext, type ServiceContext } from "../../src/contracts/context";
 import type { MemoryRow } from "../../src/contracts/memory";
 import { openDb } from "../../src/db/client";
-import { recallAhead, turnRecalledAhead } from "../../src/services/chats/recall-ahead";
+import { MAX_AHEAD_CHARS, recallAhead, turnRecalledAhead } from "../../src/services/chats/recall-ahead";
 import { rememberedPlacement, rememberPlacement, type SearchAhead } from "../../src/services/chats/search-ahead";
 import { getKnowledgeBase } from "../../src/services/knowledge-bases";
 import { recallReads } from "../../src/services/memory/recall";
@@ -56,6 +56,10 @@ describe("a turn's memory recall read ahead", () => {
     const space = (await memorySpaceFor(a.db, row, subject, await getMemorySettings(a.db, row.tenantId)))!;
     expect(ahead).toEqual({ scopeKey: space.scopeKey, query: QUESTION, reads: await recallReads(a.db, env, space, QUESTION) });
     expect(ahead!.reads.lexical.rows.map((r) => r.content)).toEqual(["My locker is number 815."]);
+    // Reads too large to carry through the Worker (a big space's stored vectors) are left to the turn.
+    const big = { ...ahead!.reads.lexical.rows[0], embedding: "0".repeat(MAX_AHEAD_CHARS) };
+    const heavy = { scopeKey: Promise.resolve(space.scopeKey), query: QUESTION, reads: Promise.resolve({ ...ahead!.reads, vector: { model: "m", rows: [big] } }) };
+    expect(await turnRecalledAhead(heavy)).toBeUndefined();
     // A knowledge base without memory reads nothing ahead.
     rememberPlacement(a.caller, { chatId }, { ...row, kbMemoryMode: "disabled" }, subject);
     expect(recallAhead(a, { chatId }, QUESTION, searching)).toBeNull();

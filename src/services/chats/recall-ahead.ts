@@ -20,8 +20,10 @@ import { rememberedPlacement, type Reach, type SearchAhead } from "./search-ahea
  * The reads are live, in the request's own D1 session, as the search ahead's are.
  *
  * A recall is read ahead only with a search ahead (`searching`): it shares its place among the few an isolate
- * runs at once (search-ahead.ts MAX_AHEAD_IN_FLIGHT).
+ * runs at once (search-ahead.ts MAX_AHEAD_IN_FLIGHT). Reads larger than MAX_AHEAD_CHARS (a big space's stored
+ * vectors) are not sent on to the turn: carrying them through the Worker would cost more than the round trip saved.
  */
+export const MAX_AHEAD_CHARS = 256 * 1024;
 export interface RecallAhead {
   scopeKey: Promise<string>;
   query: string;
@@ -43,8 +45,17 @@ export function recallAhead(ctx: ServiceContext, reach: Reach, content: string, 
 export async function turnRecalledAhead(ahead: RecallAhead | null): Promise<RecalledAhead | undefined> {
   if (!ahead) return undefined;
   try {
-    return { scopeKey: await ahead.scopeKey, query: ahead.query, reads: await ahead.reads };
+    const reads = await ahead.reads;
+    if (sizeOf(reads) > MAX_AHEAD_CHARS) return undefined; // the turn recalls for itself
+    return { scopeKey: await ahead.scopeKey, query: ahead.query, reads };
   } catch {
     return undefined; // the turn recalls for itself, which reports what fails
   }
+}
+
+/** About how many characters the reads take as JSON: their text and stored vectors. */
+function sizeOf(reads: RecallReads): number {
+  let n = 0;
+  for (const r of [...reads.lexical.rows, ...reads.vector.rows]) n += r.content.length + r.entities.length + (r.embedding?.length ?? 0) + 400;
+  return n;
 }
