@@ -8,7 +8,7 @@ import { openDb } from "../../src/db/client";
 import { MAX_AHEAD_CHARS, recallAhead, turnRecalledAhead } from "../../src/services/chats/recall-ahead";
 import { rememberedPlacement, rememberPlacement, type SearchAhead } from "../../src/services/chats/search-ahead";
 import { getKnowledgeBase } from "../../src/services/knowledge-bases";
-import { recallReads } from "../../src/services/memory/recall";
+import { recallMemories, recallReads } from "../../src/services/memory/recall";
 import { getMemorySettings, memorySpaceFor } from "../../src/services/memory/settings";
 import { memoryContext } from "../../src/services/memory/turn";
 import { call, createKey, createOrg, expectStatus } from "../helpers";
@@ -120,5 +120,17 @@ describe("a turn's memory recall read ahead", () => {
       const chat = expectStatus(await call("/chats", { key: k.key, body }), 201).chat;
       expect(rememberedPlacement(caller, { chatId: chat.id })).toMatchObject({ kb: { id: kb.id }, subject: "ext:cust-7" });
     }
+  });
+
+  it("a misconfigured embedder leaves the recall full-text only, ahead or not", async () => {
+    const { row, subject } = await memoryOn();
+    const db = openDb(env);
+    const broken = { ...env, EMBEDDING_PROVIDER: "no-such-provider" } as typeof env;
+    const space = (await memorySpaceFor(db, row, subject, await getMemorySettings(db, row.tenantId)))!;
+    const reads = await recallReads(db, broken, space, QUESTION);
+    expect(reads.vector.rows).toEqual([]);
+    expect(reads.lexical.rows.map((r) => r.content)).toEqual(["My locker is number 815."]);
+    const recalled = await recallMemories({ env: broken, db, actor: {} }, space, QUESTION);
+    expect(recalled.map((r) => r.memory.content)).toEqual(["My locker is number 815."]);
   });
 });

@@ -62,23 +62,36 @@ const recallTerms = (query: string) => {
  */
 export async function recallReads(db: WriteContext["db"], env: WriteContext["env"], space: Pick<Space, "scopeKey">, query: string): Promise<RecallReads> {
   const terms = recallTerms(query);
-  const model = embedderFor(env).model;
-  const vectorRows = sql`SELECT * FROM memories WHERE scope_key = ${space.scopeKey}
-      AND embedding_model = ${model} ORDER BY updated_at DESC LIMIT ${MAX_MEMORIES_PER_SPACE}`;
-  if (!terms.length || !query.trim()) {
-    const [vec] = query.trim() ? await batchSql(db, [vectorRows]) : [{ results: [] }];
-    return { lexical: { rows: [], total: 0 }, vector: { model, rows: (vec.results ?? []) as MemoryRow[] } };
-  }
-  const [cands, total, vec] = await batchSql(db, [
-    sql`SELECT m.* FROM (
+  const model = query.trim() ? embeddingModel(env) : null;
+  const statements = [
+    ...(terms.length
+      ? [
+          sql`SELECT m.* FROM (
           SELECT rowid, rank FROM memories_fts WHERE memories_fts MATCH ${matchExpression(space.scopeKey, terms)} ORDER BY rank LIMIT ${FTS_CANDIDATES}
         ) f CROSS JOIN memories m ON m.seq = f.rowid WHERE m.scope_key = ${space.scopeKey}`,
-    sql`SELECT count(*) AS n FROM memories WHERE scope_key = ${space.scopeKey}`,
-    vectorRows,
-  ]);
-  const rows = (cands.results ?? []) as MemoryRow[];
-  const n = Math.max(((total.results?.[0] as { n: number } | undefined)?.n ?? rows.length), rows.length);
-  return { lexical: { rows, total: n }, vector: { model, rows: (vec.results ?? []) as MemoryRow[] } };
+          sql`SELECT count(*) AS n FROM memories WHERE scope_key = ${space.scopeKey}`,
+        ]
+      : []),
+    ...(model
+      ? [sql`SELECT * FROM memories WHERE scope_key = ${space.scopeKey} AND embedding_model = ${model} ORDER BY updated_at DESC LIMIT ${MAX_MEMORIES_PER_SPACE}`]
+      : []),
+  ];
+  const results = await batchSql(db, statements);
+  const [cands, total] = terms.length ? results : [];
+  const vec = model ? results[results.length - 1] : undefined;
+  const rows = (cands?.results ?? []) as MemoryRow[];
+  const n = Math.max(((total?.results?.[0] as { n: number } | undefined)?.n ?? rows.length), rows.length);
+  return { lexical: { rows, total: n }, vector: { model: model ?? "", rows: (vec?.results ?? []) as MemoryRow[] } };
+}
+
+/** The configured embedding model; null (full-text only) when the embedder is misconfigured. */
+function embeddingModel(env: WriteContext["env"]): string | null {
+  try {
+    return embedderFor(env).model;
+  } catch (e) {
+    console.warn("memory vector recall unavailable; full-text only:", e);
+    return null;
+  }
 }
 
 /** BM25 with the space's own statistics over the lexical candidates; weak hits cut. */
