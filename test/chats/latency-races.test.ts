@@ -82,6 +82,26 @@ describe("a quick turn's search ahead of its read", () => {
     expect((await searchAheadResult(a, searchAhead(a, { chatId: chatId }, { content: "and gift cards?", agent_mode: "quick" }), row, { count: 0 }))?.query).toBe("and gift cards?");
   });
 
+  it("a search ahead whose request was refused still frees its place in the isolate", async () => {
+    const { org, kb } = await kbWithDocument();
+    // More refused requests than places, each with its search ahead started (a cached key, a remembered chat).
+    for (let i = 0; i <= MAX_AHEAD_IN_FLIGHT; i++) {
+      const k = await createKey(org, { scopes: ["query:rag"] });
+      const { chat } = await newChat({ key: k.key }, kb);
+      expect((await call(`/api-keys/${k.id}`, { cookie: org.owner.cookie, method: "DELETE" })).status).toBe(204);
+      const refused = await call(`/chats/${chat.id}/messages`, { key: k.key, body: { content: QUESTION, model: "local-extractive", agent_mode: "quick" } });
+      expect(refused.status).toBe(401);
+    }
+    await new Promise((r) => setTimeout(r, 200)); // their searches end, or would have
+    const row = (await getKnowledgeBase(openDb(env), kb.id))!;
+    const chatId = crypto.randomUUID();
+    const a = contextOf(keyCaller(`key_${crypto.randomUUID()}`));
+    rememberPlacement(a.caller, { chatId }, row);
+    const ahead = searchAhead(a, { chatId }, { content: QUESTION, agent_mode: "quick" });
+    expect(ahead).not.toBeNull();
+    await ahead!.passages;
+  });
+
   it("a follow-up turn searched ahead answers from the same passages as one that was not", async () => {
     const { org, kb } = await kbWithDocument();
     const { key } = await createKey(org, { scopes: ["query:rag"] });

@@ -84,17 +84,32 @@ export interface SearchAhead {
  * Searches ahead running in this isolate, and how many may: in a burst, work started early competes with the other
  * requests' first reads (for the isolate's CPU and the database's queue) and delays their first events, so beyond
  * these the search waits for its read as before (measured: README "Latency", bench:stream).
+ *
+ * A search keeps its request alive until it ends (`waitUntil`): a request refused before its search was done
+ * would otherwise end first, and the runtime drops what that request left pending, its search's end included,
+ * so its place would never be given back. A place is held for AHEAD_SLOT_MS at most, whatever happens.
  */
-let inFlight = 0;
+const inFlight = new Map<object, number>();
 export const MAX_AHEAD_IN_FLIGHT = 2;
+const AHEAD_SLOT_MS = 15_000;
+
+function takeSlot(): (() => void) | null {
+  const now = Date.now();
+  for (const [slot, at] of inFlight) if (now - at > AHEAD_SLOT_MS) inFlight.delete(slot);
+  if (inFlight.size >= MAX_AHEAD_IN_FLIGHT) return null;
+  const slot = {};
+  inFlight.set(slot, now);
+  return () => inFlight.delete(slot);
+}
 
 /** Starts the search when this caller reached the knowledge base there before (and the isolate is not in a burst); null otherwise. */
 export function searchAhead(ctx: ServiceContext, reach: Reach, query: string, limit: number): SearchAhead | null {
   const known = rememberedPlacement(ctx.caller, reach);
-  if (!known || inFlight >= MAX_AHEAD_IN_FLIGHT) return null;
-  inFlight++;
+  const release = known ? takeSlot() : null;
+  if (!known || !release) return null;
   const ahead = startSearch(ctx, known.kb, query, limit);
-  ahead.passages.finally(() => inFlight--).catch(() => {});
+  const ended = ahead.passages.then(release, release);
+  ctx.waitUntil(ended);
   return ahead;
 }
 
