@@ -1,9 +1,9 @@
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq, sql, type AnyColumn, type SQL } from "drizzle-orm";
 import { primeMembership } from "../../auth/authorize";
 import { verifiedCaller } from "../../auth/caller-check";
 import { loadAuthorized } from "../../auth/load";
 import type { Database } from "../../db/client";
-import { chats, documents, knowledgeBases, messages, organizationMembers, organizations, tenantMemorySettings, tenants, type Chat } from "../../db/schema";
+import { chats, documents, knowledgeBases, organizationMembers, organizations, tenantMemorySettings, tenants, type Chat, type Organization, type Role } from "../../db/schema";
 import { notFound } from "../../lib/errors";
 import type { ServiceContext } from "../../contracts/context";
 import { compiler, p } from "../../db/compiled";
@@ -13,71 +13,80 @@ import { DEFAULT_MEMORY_SETTINGS, type MemorySettings } from "../memory/settings
 import { assertSubjectParam, ownsChat } from "./access";
 import { chatScope } from "./chats";
 
-/** A chat's column, read inside a statement (nothing waits for the chat first). */
-const ofChat = (column: "knowledge_base_id" | "tenant_id" | "organization_id") => sql`(SELECT ${sql.raw(column)} FROM chats WHERE id = ${p("id")})`;
-
 /** readTurnState's statements, built once (src/db/compiled.ts): `id` is the chat's, `userId` a signed-in caller's. */
 type TurnValues = { id: string; userId: string };
 const compile = compiler<TurnValues>();
+const messagesOfChat = sql`FROM messages WHERE chat_id = ${chats.id}`;
+/**
+ * A joined column under a name of its own: D1 returns a batch's rows keyed by column name, so two columns of the
+ * same name would collapse into one (and every column after them would be misread).
+ */
+const joined = <T>(column: SQL | AnyColumn, name: string) => sql<T>`${column}`.as(`turn_${name}`);
 const turnQueries = {
-  chat: compile((db) => db.select().from(chats).where(eq(chats.id, p("id")))),
-  kb: compile((db) => db.select().from(knowledgeBases).where(eq(knowledgeBases.id, ofChat("knowledge_base_id")))),
-  credits: compile((db) => db.select({ pool: tenants.creditsPool, used: tenants.creditsUsed }).from(tenants).where(eq(tenants.id, ofChat("tenant_id")))),
-  transcript: compile((db) =>
-    db.select({ maxSeq: sql<number>`COALESCE(MAX(${messages.seq}), 0)`, count: sql<number>`COUNT(*)` }).from(messages).where(eq(messages.chatId, p("id"))),
-  ),
-  tabular: compile((db) => db.select({ n: sql<number>`1` }).from(documents).where(tabularDocumentWhere(ofChat("knowledge_base_id"))).limit(1)),
-  // A signed-in user's membership in the chat's organization: authorize needs no query of its own.
-  member: compile((db) =>
+  // The chat with what is joined to it: no column of the joined tables is read under its own name.
+  chat: compile((db) =>
     db
-      .select({ role: organizationMembers.role, status: organizations.status })
-      .from(organizationMembers)
-      .innerJoin(organizations, eq(organizations.id, organizationMembers.organizationId))
-      .where(and(eq(organizationMembers.organizationId, ofChat("organization_id")), eq(organizationMembers.userId, p("userId")))),
+      .select({
+        chat: chats,
+        creditsPool: joined<number | null>(tenants.creditsPool, "credits_pool"),
+        creditsUsed: joined<number | null>(tenants.creditsUsed, "credits_used"),
+        // The tenant's memory settings: the turn's memory needs no query of its own (src/services/memory/settings.ts).
+        memoryMode: joined<MemorySettings["mode"] | null>(tenantMemorySettings.mode, "memory_mode"),
+        memoryRetention: joined<MemorySettings["retention"] | null>(tenantMemorySettings.retention, "memory_retention"),
+        // A signed-in user's membership in the chat's organization: authorize needs no query of its own.
+        memberRole: joined<Role | null>(organizationMembers.role, "member_role"),
+        memberOrgStatus: joined<Organization["status"] | null>(organizations.status, "member_org_status"),
+        maxSeq: joined<number>(sql`(SELECT COALESCE(MAX(seq), 0) ${messagesOfChat})`, "max_seq"),
+        count: joined<number>(sql`(SELECT COUNT(*) ${messagesOfChat})`, "count"),
+        tabular: joined<number>(sql`EXISTS (SELECT 1 FROM documents WHERE ${tabularDocumentWhere(sql`${chats.knowledgeBaseId}`)})`, "tabular"),
+      })
+      .from(chats)
+      .leftJoin(tenants, eq(tenants.id, chats.tenantId))
+      .leftJoin(tenantMemorySettings, eq(tenantMemorySettings.tenantId, chats.tenantId))
+      .leftJoin(organizationMembers, and(eq(organizationMembers.organizationId, chats.organizationId), eq(organizationMembers.userId, p("userId"))))
+      .leftJoin(organizations, eq(organizations.id, organizationMembers.organizationId))
+      .where(eq(chats.id, p("id")))
+      .limit(1),
   ),
-  // The tenant's memory settings: the turn's memory needs no query of its own (src/services/memory/settings.ts).
-  memory: compile((db) =>
-    db.select({ mode: tenantMemorySettings.mode, retention: tenantMemorySettings.retention }).from(tenantMemorySettings).where(eq(tenantMemorySettings.tenantId, ofChat("tenant_id"))),
-  ),
+  kb: compile((db) => db.select().from(knowledgeBases).where(eq(knowledgeBases.id, sql`(SELECT knowledge_base_id FROM chats WHERE id = ${p("id")})`))),
 };
 
 /**
- * Everything a new turn on an existing chat reads before it starts, in ONE D1 round trip (README "Latency"): the
- * chat, its knowledge base, its tenant's credits, where its transcript ends (the last `seq` and the number of
- * messages), whether the knowledge base has a data file (the toolbox's `sql__query`), the tenant's memory settings and, for a signed-in user,
- * their membership in the chat's organization (what authorize would read). The knowledge base and the tenant are found through the chat inside the statements, so nothing waits
- * for the chat first. The transcript's end travels with the turn to the chat's Durable Object, which then neither
- * reads the chat again nor waits for the user message's write before its first event (src/durable/chat-session.ts).
+ * Everything a new turn on an existing chat reads before it starts, in ONE statement of ONE D1 round trip
+ * (README "Latency"): the chat, its knowledge base, its tenant's credits, where its transcript ends (the last
+ * `seq` and the number of messages), whether the knowledge base has a data file (the toolbox's `sql__query`), the
+ * tenant's memory settings and, for a signed-in user, their membership in the chat's organization (what
+ * authorize would read). The rest is joined to the chat inside the statement, so nothing waits for the chat
+ * first. The transcript's end travels with the turn to the chat's Durable Object, which then neither reads the
+ * chat again nor waits for the user message's write before its first event (src/durable/chat-session.ts).
  */
 export async function readTurnState(c: ServiceContext, chatId: string, externalSubjectId: string | undefined | null) {
   assertSubjectParam(c.caller, externalSubjectId);
-  const db = c.db;
   const initial = c.caller;
   const values: TurnValues = { id: chatId.toLowerCase(), userId: initial.type === "user" ? initial.user.id : "" };
-  const q = turnQueries;
+  const db = c.db;
   // The caller's re-read (a cached key or session, src/auth/caller-cache.ts) runs alongside the batch.
-  const [[chatRows, kbRows, tenantRows, transcriptRows, tabularRows, memberRows, memoryRows], verified] = await Promise.all([
-    db.batch([q.chat(db, values), q.kb(db, values), q.credits(db, values), q.transcript(db, values), q.tabular(db, values), q.member(db, values), q.memory(db, values)]),
-    verifiedCaller(c),
-  ]);
+  const [[[row], [kb]], verified] = await Promise.all([db.batch([turnQueries.chat(db, values), turnQueries.kb(db, values)]), verifiedCaller(c)]);
   const caller = verified!;
-  if (caller.type === "user" && chatRows[0]) primeMembership(caller, chatRows[0].organizationId, memberRows[0] ?? null);
-  const { row: chat } = await loadAuthorized(c, "query:rag", chatRows[0], (ch) => chatScope(ch)!, { what: "Chat" });
+  if (caller.type === "user" && row) {
+    const member = row.memberRole !== null && row.memberOrgStatus !== null ? { role: row.memberRole, status: row.memberOrgStatus } : null;
+    primeMembership(caller, row.chat.organizationId, member);
+  }
+  const { row: chat } = await loadAuthorized(c, "query:rag", row?.chat, (ch) => chatScope(ch)!, { what: "Chat" });
   if (!ownsChat(caller, chat, externalSubjectId)) throw notFound("Chat");
-  const kb = kbRows[0];
   if (!kb) throw notFound("Knowledge base");
   // Reported where prepareTurn reports the credit check (after the turn's own 400s).
   let spend: Promise<void>;
   try {
-    assertCreditsLeft(tenantRows[0]);
+    assertCreditsLeft(row!.creditsPool === null || row!.creditsUsed === null ? undefined : { pool: row!.creditsPool, used: row!.creditsUsed });
     spend = Promise.resolve();
   } catch (e) {
     spend = Promise.reject(e);
     spend.catch(() => {});
   }
-  const transcript = { maxSeq: Number(transcriptRows[0]?.maxSeq ?? 0), count: Number(transcriptRows[0]?.count ?? 0) };
-  const memorySettings: MemorySettings = memoryRows[0] ?? { ...DEFAULT_MEMORY_SETTINGS };
-  return { chat, kb, spend, transcript, tabular: tabularRows.length > 0, memorySettings };
+  const transcript = { maxSeq: Number(row!.maxSeq ?? 0), count: Number(row!.count ?? 0) };
+  const memorySettings: MemorySettings = row!.memoryMode && row!.memoryRetention ? { mode: row!.memoryMode, retention: row!.memoryRetention } : { ...DEFAULT_MEMORY_SETTINGS };
+  return { chat, kb, spend, transcript, tabular: Number(row!.tabular) > 0, memorySettings };
 }
 
 /** A create's reads (readCreateState), built once: the new chat's id, and the tenant and knowledge base it names. */
