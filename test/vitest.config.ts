@@ -39,9 +39,10 @@ const SHARED_INSTANCE = { isolate: false } as const;
  * Test files that each run in a workerd instance of their own. A file that loads the heavy parsers (PDF.js,
  * mammoth, linkedom, the bombs) leaves its instance unable to take the next file: the pool's next message to
  * it is larger than the runner's WebSocket accepts ("Message is too large", @cloudflare/vitest-plugin 1.5.0)
- * and the instance exits, failing whichever file it ran next. Alone, each of these passes.
+ * and the instance exits, failing whichever file it ran next. Alone, each of these passes. The supervisor
+ * wake's test needs the module state of a fresh instance (no alarm time learnt from other files' turns).
  */
-const OWN_INSTANCE = ["bounds", "parsers", "web", "processing"].map((f) => `test/documents/${f}.test.ts`);
+const OWN_INSTANCE = [...["bounds", "parsers", "web", "processing"].map((f) => `test/documents/${f}.test.ts`), "test/recovery/wake.test.ts"];
 
 /** Every folder of test/ that holds Worker tests must belong to one group, or its tests would silently not run. */
 function assertGroupsCoverTests() {
@@ -174,7 +175,7 @@ export default defineConfig(async () => {
           plugins: [workers({ WEB_SEARCH_URL: `${servers.searx}/search` })],
           test: { ...common, name, include: dirs.map((d) => `test/${d}/**/*.test.ts`), exclude: OWN_INSTANCE, ...SHARED_INSTANCE },
         })),
-        // The heavy-parser files, one workerd instance each (OWN_INSTANCE above); the bombs' tests also reach
+        // The heavy-parser files and the wake's, one workerd instance each (OWN_INSTANCE above); the bombs' tests also reach
         // the copy of the web site whose robots.txt lists a gzip bomb.
         ...OWN_INSTANCE.map((file) => ({
           plugins: [workers({ WEB_SEARCH_URL: `${servers.searx}/search`, ALLOW_PRIVATE_URLS: `${allowPrivate},127.0.0.1:${bombsPort},localhost:${bombsPort}` })],
