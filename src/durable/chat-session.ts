@@ -1,8 +1,8 @@
 import { DurableObject } from "cloudflare:workers";
 import { CAPABILITIES } from "../capabilities";
-import type { TurnCommand, TurnOutcome } from "../contracts/chat-session";
+import type { LateTurnParts, LateTurnSource, TurnCommand, TurnJsonResult, TurnOutcome } from "../contracts/chat-session";
 import type { Database } from "../db/client";
-import { BOOKMARK_HEADER, openSessionDb } from "../db/session";
+import { openSessionDb } from "../db/session";
 import type { Env } from "../env";
 import { withSimulatedHops } from "../lib/distance";
 import { config } from "../lib/config";
@@ -55,11 +55,28 @@ export class ChatSession extends DurableObject<Env> {
   /** What this object's own turns wrote to the transcript (whether a Worker's read is still current). */
   private readonly transcript = new TranscriptEnd();
 
+  /** `POST /turn`: a streamed turn (its body: src/durable/turn-body.ts); `POST /stop`. */
   async fetch(request: Request): Promise<Response> {
     const { pathname } = new URL(request.url);
     if (pathname === "/stop" && request.method === "POST") return Response.json({ stopped: await this.stop("stopped") });
     if (pathname === "/turn" && request.method === "POST") return this.turn(request);
     return new Response("not found", { status: 404 });
+  }
+
+  /**
+   * A turn answered as JSON, called as a method (src/services/chats/session.ts runTurnJson): the command's JSON,
+   * and the Worker's late parts (the search ahead), called back for at once and waited for only when the turn
+   * needs them. Null when the chat is gone.
+   */
+  async turnJson(command: string, late: LateTurnSource): Promise<TurnJsonResult> {
+    const cmd = JSON.parse(command) as TurnCommand;
+    const parts = late.parts().catch((e: unknown) => {
+      // Only the Worker sends these: a failure is a bug, logged; the turn searches for itself.
+      console.warn("turn: the late parts could not be read:", e instanceof Error ? e.message : e);
+      return {} as LateTurnParts;
+    });
+    const started = await this.start(cmd, parts);
+    return started ? this.answered(started.deps, started.req) : null;
   }
 
   /** Aborts the running turn (if any) and waits until its partial answer is saved. */
@@ -73,16 +90,21 @@ export class ChatSession extends DurableObject<Env> {
 
   private async turn(request: Request): Promise<Response> {
     const { cmd, late } = await readTurnBody(request);
-    // One active turn per chat: the new one replaces the old one.
+    const started = await this.start(cmd, late);
+    if (!started) return Response.json({ error: { code: "not_found", message: "Chat not found" } }, { status: 404 });
+    return this.streamed(started.deps, started.req, request.signal);
+  }
+
+  /** A turn's start: one active turn per chat (the new one replaces the old one), then what the pipeline takes. */
+  private async start(cmd: TurnCommand, late: Promise<LateTurnParts>): Promise<{ deps: TurnDeps; req: TurnRequest } | null> {
     const replaced = await this.stop("replaced");
     const session = openSessionDb(this.env, cmd.bookmark);
     const db = session.db;
     const searchedAhead = late.then((l) => l.searchedAhead);
     const recalledAhead = late.then((l) => l.recalledAhead);
     const req = await this.turnRequest(db, { ...(replaced ? { ...cmd, chat: undefined, transcript: undefined } : cmd), searchedAhead, recalledAhead });
-    if (!req) return Response.json({ error: { code: "not_found", message: "Chat not found" } }, { status: 404 });
-    const deps = { db, env: this.env, capabilities: CAPABILITIES, bookmark: session.bookmark };
-    return cmd.stream ? this.streamed(deps, req, request.signal) : this.answered(deps, req);
+    if (!req) return null;
+    return { deps: { db, env: this.env, capabilities: CAPABILITIES, bookmark: session.bookmark }, req };
   }
 
   /** The turn as the pipeline takes it: the chat read now (after any replaced turn saved its part), its knowledge base and model. */
@@ -120,7 +142,7 @@ export class ChatSession extends DurableObject<Env> {
     };
   }
 
-  private async answered(deps: TurnDeps, req: TurnRequest): Promise<Response> {
+  private async answered(deps: TurnDeps, req: TurnRequest): Promise<TurnJsonResult> {
     const controller = new AbortController();
     const finished = this.transcript.follow(runTurn(deps, req, () => {}, controller.signal), req.known);
     this.track(controller, finished);
@@ -130,9 +152,7 @@ export class ChatSession extends DurableObject<Env> {
     });
     // An agent run's hook finished the run: the Worker takes it from the outcome instead of finishing it again.
     const run = takeFinishedRun(req.runId);
-    const result: TurnOutcome = run ? { ...outcome(done), run } : outcome(done);
-    const bookmark = deps.bookmark?.();
-    return Response.json(result, { headers: bookmark ? { [BOOKMARK_HEADER]: bookmark } : {} });
+    return { outcome: run ? { ...outcome(done), run } : outcome(done), bookmark: deps.bookmark?.() ?? null };
   }
 
   /** The turn as SSE: events as they come, heartbeats, and a client disconnect aborting the turn. */

@@ -1,4 +1,4 @@
-import { env } from "cloudflare:workers";
+import { env, RpcTarget } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { CAPABILITIES } from "../../src/capabilities";
 import type { Caller } from "../../src/contracts/caller";
@@ -149,16 +149,24 @@ describe("a turn's request to its Durable Object", () => {
     const { chat } = await newChat(auth, kb);
     const kbRow = (await getKnowledgeBase(openDb(env), kb.id))!;
     const cmd = { chatId: chat.id, kb: kbRow, content: QUESTION, modelId: "local-extractive", mode: "quick", websearch: false, actor: {}, operation: "chat", stream: false };
-    const { request, release } = bodyOf(JSON.stringify(cmd) + "\n", "{}\n");
+    // A JSON turn's late parts come from the Worker's object, called back by the chat's (src/services/chats/session.ts).
+    let release = () => {};
+    const gate = new Promise<void>((r) => (release = r));
+    class HeldBack extends RpcTarget {
+      async parts() {
+        await gate;
+        return {};
+      }
+    }
     const stub = env.CHAT_SESSION.get(env.CHAT_SESSION.idFromName(chat.id));
-    const answered = stub.fetch(request);
-    await new Promise((r) => setTimeout(r, 200)); // the turn is waiting for the second line
+    const answered = stub.turnJson(JSON.stringify(cmd), new HeldBack());
+    await new Promise((r) => setTimeout(r, 200)); // the turn is waiting for its late parts
     const stopped = await Promise.race([
       stub.fetch("https://chat-session/stop", { method: "POST" }).then((r) => r.json()),
       new Promise((r) => setTimeout(() => r("still waiting"), 3_000)),
     ]);
     expect(stopped).toEqual({ stopped: true });
-    const outcome = (await (await answered).json()) as any;
+    const outcome = ((await answered) as any).outcome;
     expect(outcome.status).toBe("partial");
     expect(outcome.assistant_message.metadata).toMatchObject({ status: "partial" });
     release();

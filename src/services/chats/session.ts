@@ -1,5 +1,6 @@
-import type { LateTurnParts, TurnCommand, TurnOutcome } from "../../contracts/chat-session";
-import { adoptTurnBookmark, BOOKMARK_HEADER } from "../../db/session";
+import { RpcTarget } from "cloudflare:workers";
+import type { LateTurnParts, LateTurnSource, TurnCommand, TurnJsonResult, TurnOutcome } from "../../contracts/chat-session";
+import { adoptTurnBookmark } from "../../db/session";
 import type { Env } from "../../env";
 import { ApiError } from "../../lib/errors";
 
@@ -8,18 +9,28 @@ function stubOf(env: Env, chatId: string) {
   return env.CHAT_SESSION.get(env.CHAT_SESSION.idFromName(chatId));
 }
 
-/**
- * A turn's request to its Durable Object: the command as the first line (the turn starts with it), then what
- * the Worker was still working on when it sent it (LateTurnParts: the search ahead) as the second, when done.
- */
-function turnRequest(cmd: TurnCommand, stream: boolean): RequestInit {
-  const { searchedAhead, recalledAhead, ...json } = cmd;
-  const first = JSON.stringify({ ...json, stream, ...(recalledAhead ? { recalling: true } : {}) }) + "\n";
+/** What a turn sends after its command (LateTurnParts: the search and the recall ahead), once they are done. */
+function lateParts(cmd: TurnCommand): Promise<LateTurnParts> {
   const settled = <T>(p: Promise<T | undefined> | undefined) => (p ?? Promise.resolve(undefined)).catch(() => undefined);
-  const late: Promise<LateTurnParts> = Promise.all([settled(searchedAhead), settled(recalledAhead)]).then(([found, recalled]) => ({
+  return Promise.all([settled(cmd.searchedAhead), settled(cmd.recalledAhead)]).then(([found, recalled]) => ({
     ...(found ? { searchedAhead: found } : {}),
     ...(recalled ? { recalledAhead: recalled } : {}),
   }));
+}
+
+/** The command's JSON (the turn starts with it): the command without what follows it. */
+function commandJson(cmd: TurnCommand, stream: boolean): string {
+  const { searchedAhead, recalledAhead, ...json } = cmd;
+  return JSON.stringify({ ...json, stream, ...(recalledAhead ? { recalling: true } : {}) });
+}
+
+/**
+ * A streamed turn's request to its Durable Object: the command as the first line (the turn starts with it), then
+ * what the Worker was still working on when it sent it (LateTurnParts: the search ahead) as the second, when done.
+ */
+function turnRequest(cmd: TurnCommand): RequestInit {
+  const first = commandJson(cmd, true) + "\n";
+  const late = lateParts(cmd);
   const encoder = new TextEncoder();
   const body = new ReadableStream<Uint8Array>({
     async start(controller) {
@@ -31,17 +42,31 @@ function turnRequest(cmd: TurnCommand, stream: boolean): RequestInit {
   return { method: "POST", headers: { "Content-Type": "application/x-ndjson" }, body };
 }
 
-/** Runs a turn and streams its events (the DO's SSE response, passed through). */
-export function streamTurn(env: Env, cmd: TurnCommand): Promise<Response> {
-  return stubOf(env, cmd.chatId).fetch("https://chat-session/turn", turnRequest(cmd, true));
+/** A JSON turn's late parts, handed to the chat's object, which calls back for them when its turn needs them. */
+class LateParts extends RpcTarget implements LateTurnSource {
+  constructor(private readonly late: Promise<LateTurnParts>) {
+    super();
+  }
+  parts(): Promise<LateTurnParts> {
+    return this.late;
+  }
 }
 
-/** Runs a turn to completion and returns its outcome (JSON sends, fast-query). */
+/** Runs a turn and streams its events (the DO's SSE response, passed through). */
+export function streamTurn(env: Env, cmd: TurnCommand): Promise<Response> {
+  return stubOf(env, cmd.chatId).fetch("https://chat-session/turn", turnRequest(cmd));
+}
+
+/**
+ * Runs a turn to completion and returns its outcome (JSON sends, fast-query, agent runs). A JS RPC call, not a
+ * `fetch`: a Durable Object's `fetch` costs the runtime several times the CPU of a method call (README "Latency").
+ */
 export async function runTurnJson(env: Env, cmd: TurnCommand): Promise<TurnOutcome> {
-  const res = await stubOf(env, cmd.chatId).fetch("https://chat-session/turn", turnRequest(cmd, false));
-  if (!res.ok) throw new ApiError("not_found", "Chat not found");
-  adoptTurnBookmark(cmd, res.headers.get(BOOKMARK_HEADER));
-  return res.json<TurnOutcome>();
+  // The RPC types map the outcome's row types to `never` (they cannot prove them serializable); they are plain data.
+  const result = (await stubOf(env, cmd.chatId).turnJson(commandJson(cmd, false), new LateParts(lateParts(cmd)))) as unknown as TurnJsonResult;
+  if (!result) throw new ApiError("not_found", "Chat not found");
+  adoptTurnBookmark(cmd, result.bookmark);
+  return result.outcome;
 }
 
 /**
