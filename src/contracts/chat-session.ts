@@ -69,11 +69,6 @@ export interface LateTurnParts {
   recalledAhead?: RecalledAhead;
 }
 
-/** Where a JSON turn's late parts come from: the Worker's object, which the chat's object calls back (session.ts). */
-export interface LateTurnSource {
-  parts(): Promise<LateTurnParts>;
-}
-
 /** A JSON turn's answer (ChatSession.turnJson): the outcome and the turn's D1 bookmark; null when the chat is gone. */
 export type TurnJsonResult = { outcome: TurnOutcome; bookmark: string | null } | null;
 

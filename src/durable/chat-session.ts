@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { CAPABILITIES } from "../capabilities";
-import type { LateTurnParts, LateTurnSource, TurnCommand, TurnJsonResult, TurnOutcome } from "../contracts/chat-session";
+import type { LateTurnParts, TurnCommand, TurnJsonResult, TurnOutcome } from "../contracts/chat-session";
 import type { Database } from "../db/client";
 import { openSessionDb } from "../db/session";
 import type { Env } from "../env";
@@ -13,7 +13,7 @@ import { getChat, publicMessage } from "../services/chats/chats";
 import { getKnowledgeBase } from "../services/knowledge-bases";
 import { getModel } from "../services/models/registry";
 import { TranscriptEnd } from "./transcript-end";
-import { readTurnBody } from "./turn-body";
+import { readLateParts, readTurnBody } from "./turn-body";
 import { takeFinishedRun } from "../services/agents/hook";
 import { emptyToolSettings } from "../contracts/tools";
 
@@ -64,18 +64,12 @@ export class ChatSession extends DurableObject<Env> {
   }
 
   /**
-   * A turn answered as JSON, called as a method (src/services/chats/session.ts runTurnJson): the command's JSON,
-   * and the Worker's late parts (the search ahead), called back for at once and waited for only when the turn
-   * needs them. Null when the chat is gone.
+   * A turn answered as JSON, called as a method (src/services/chats/session.ts runTurnJson; a method call costs
+   * the runtime less than a `fetch`): the command's JSON, and a stream the Worker writes the late parts (the
+   * search ahead) to when done, waited for only when the turn needs them. Null when the chat is gone.
    */
-  async turnJson(command: string, late: LateTurnSource): Promise<TurnJsonResult> {
-    const cmd = JSON.parse(command) as TurnCommand;
-    const parts = late.parts().catch((e: unknown) => {
-      // Only the Worker sends these: a failure is a bug, logged; the turn searches for itself.
-      console.warn("turn: the late parts could not be read:", e instanceof Error ? e.message : e);
-      return {} as LateTurnParts;
-    });
-    const started = await this.start(cmd, parts);
+  async turnJson(command: string, late: ReadableStream<Uint8Array>): Promise<TurnJsonResult> {
+    const started = await this.start(JSON.parse(command) as TurnCommand, readLateParts(late));
     return started ? this.answered(started.deps, started.req) : null;
   }
 

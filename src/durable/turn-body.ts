@@ -31,3 +31,17 @@ export async function readTurnBody(request: Request): Promise<{ cmd: TurnCommand
   });
   return { cmd, late };
 }
+
+/**
+ * A JSON turn's late parts (ChatSession.turnJson), read from the stream the Worker writes them to when done. A
+ * stream that is empty, broken or malformed has no late parts.
+ */
+export function readLateParts(stream: ReadableStream<Uint8Array>): Promise<LateTurnParts> {
+  return new Response(stream)
+    .text()
+    .then((text) => (text.trim() ? (JSON.parse(text) as LateTurnParts) : {}))
+    .catch((e: unknown) => {
+      console.warn("turn: the late parts could not be read:", e instanceof Error ? e.message : e);
+      return {};
+    });
+}

@@ -1,4 +1,4 @@
-import { env, RpcTarget } from "cloudflare:workers";
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { CAPABILITIES } from "../../src/capabilities";
 import type { Caller } from "../../src/contracts/caller";
@@ -149,17 +149,18 @@ describe("a turn's request to its Durable Object", () => {
     const { chat } = await newChat(auth, kb);
     const kbRow = (await getKnowledgeBase(openDb(env), kb.id))!;
     const cmd = { chatId: chat.id, kb: kbRow, content: QUESTION, modelId: "local-extractive", mode: "quick", websearch: false, actor: {}, operation: "chat", stream: false };
-    // A JSON turn's late parts come from the Worker's object, called back by the chat's (src/services/chats/session.ts).
+    // A JSON turn's late parts follow on a stream of their own (src/services/chats/session.ts), held back here.
     let release = () => {};
     const gate = new Promise<void>((r) => (release = r));
-    class HeldBack extends RpcTarget {
-      async parts() {
+    const held = new ReadableStream<Uint8Array>({
+      async start(c) {
         await gate;
-        return {};
-      }
-    }
+        c.enqueue(new TextEncoder().encode("{}"));
+        c.close();
+      },
+    });
     const stub = env.CHAT_SESSION.get(env.CHAT_SESSION.idFromName(chat.id));
-    const answered = stub.turnJson(JSON.stringify(cmd), new HeldBack());
+    const answered = stub.turnJson(JSON.stringify(cmd), held);
     await new Promise((r) => setTimeout(r, 200)); // the turn is waiting for its late parts
     const stopped = await Promise.race([
       stub.fetch("https://chat-session/stop", { method: "POST" }).then((r) => r.json()),

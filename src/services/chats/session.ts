@@ -1,5 +1,4 @@
-import { RpcTarget } from "cloudflare:workers";
-import type { LateTurnParts, LateTurnSource, TurnCommand, TurnJsonResult, TurnOutcome } from "../../contracts/chat-session";
+import type { LateTurnParts, TurnCommand, TurnJsonResult, TurnOutcome } from "../../contracts/chat-session";
 import { adoptTurnBookmark } from "../../db/session";
 import type { Env } from "../../env";
 import { ApiError } from "../../lib/errors";
@@ -42,14 +41,19 @@ function turnRequest(cmd: TurnCommand): RequestInit {
   return { method: "POST", headers: { "Content-Type": "application/x-ndjson" }, body };
 }
 
-/** A JSON turn's late parts, handed to the chat's object, which calls back for them when its turn needs them. */
-class LateParts extends RpcTarget implements LateTurnSource {
-  constructor(private readonly late: Promise<LateTurnParts>) {
-    super();
-  }
-  parts(): Promise<LateTurnParts> {
-    return this.late;
-  }
+/**
+ * A JSON turn's late parts as a stream of their own, written when they are done: the bytes go to the chat's
+ * object as soon as they are written, as the second line of a streamed turn's body does (an object the chat's
+ * object called back for them would cost a round trip between the two when the object is far from the Worker).
+ */
+function lateStream(cmd: TurnCommand): ReadableStream<Uint8Array> {
+  const late = lateParts(cmd);
+  return new ReadableStream<Uint8Array>({
+    async start(controller) {
+      controller.enqueue(new TextEncoder().encode(JSON.stringify(await late)));
+      controller.close();
+    },
+  });
 }
 
 /** Runs a turn and streams its events (the DO's SSE response, passed through). */
@@ -63,7 +67,7 @@ export function streamTurn(env: Env, cmd: TurnCommand): Promise<Response> {
  */
 export async function runTurnJson(env: Env, cmd: TurnCommand): Promise<TurnOutcome> {
   // The RPC types map the outcome's row types to `never` (they cannot prove them serializable); they are plain data.
-  const result = (await stubOf(env, cmd.chatId).turnJson(commandJson(cmd, false), new LateParts(lateParts(cmd)))) as unknown as TurnJsonResult;
+  const result = (await stubOf(env, cmd.chatId).turnJson(commandJson(cmd, false), lateStream(cmd))) as unknown as TurnJsonResult;
   if (!result) throw new ApiError("not_found", "Chat not found");
   adoptTurnBookmark(cmd, result.bookmark);
   return result.outcome;
