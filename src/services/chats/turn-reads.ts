@@ -52,12 +52,12 @@ const turnQueries = {
 };
 
 /**
- * Everything a new turn on an existing chat reads before it starts, in ONE statement of ONE D1 round trip
- * (README "Latency"): the chat, its knowledge base, its tenant's credits, where its transcript ends (the last
- * `seq` and the number of messages), whether the knowledge base has a data file (the toolbox's `sql__query`), the
+ * Everything a new turn on an existing chat reads before it starts, in ONE D1 round trip of two statements
+ * (README "Latency"): the chat with, joined to it, its tenant's credits, where its transcript ends (the last
+ * `seq` and the number of messages), whether its knowledge base has a data file (the toolbox's `sql__query`), the
  * tenant's memory settings and, for a signed-in user, their membership in the chat's organization (what
- * authorize would read). The rest is joined to the chat inside the statement, so nothing waits for the chat
- * first. The transcript's end travels with the turn to the chat's Durable Object, which then neither reads the
+ * authorize would read); and the chat's knowledge base, found through the chat inside its statement. Nothing
+ * waits for the chat first. The transcript's end travels with the turn to the chat's Durable Object, which then neither reads the
  * chat again nor waits for the user message's write before its first event (src/durable/chat-session.ts).
  */
 export async function readTurnState(c: ServiceContext, chatId: string, externalSubjectId: string | undefined | null) {
@@ -75,18 +75,19 @@ export async function readTurnState(c: ServiceContext, chatId: string, externalS
   const { row: chat } = await loadAuthorized(c, "query:rag", row?.chat, (ch) => chatScope(ch)!, { what: "Chat" });
   if (!ownsChat(caller, chat, externalSubjectId)) throw notFound("Chat");
   if (!kb) throw notFound("Knowledge base");
+  const read = row!; // the chat exists: loadAuthorized refused otherwise
   // Reported where prepareTurn reports the credit check (after the turn's own 400s).
   let spend: Promise<void>;
   try {
-    assertCreditsLeft(row!.creditsPool === null || row!.creditsUsed === null ? undefined : { pool: row!.creditsPool, used: row!.creditsUsed });
+    assertCreditsLeft(read.creditsPool === null || read.creditsUsed === null ? undefined : { pool: read.creditsPool, used: read.creditsUsed });
     spend = Promise.resolve();
   } catch (e) {
     spend = Promise.reject(e);
     spend.catch(() => {});
   }
-  const transcript = { maxSeq: Number(row!.maxSeq ?? 0), count: Number(row!.count ?? 0) };
-  const memorySettings: MemorySettings = row!.memoryMode && row!.memoryRetention ? { mode: row!.memoryMode, retention: row!.memoryRetention } : { ...DEFAULT_MEMORY_SETTINGS };
-  return { chat, kb, spend, transcript, tabular: Number(row!.tabular) > 0, memorySettings };
+  const transcript = { maxSeq: Number(read.maxSeq ?? 0), count: Number(read.count ?? 0) };
+  const memorySettings: MemorySettings = read.memoryMode && read.memoryRetention ? { mode: read.memoryMode, retention: read.memoryRetention } : { ...DEFAULT_MEMORY_SETTINGS };
+  return { chat, kb, spend, transcript, tabular: Number(read.tabular) > 0, memorySettings };
 }
 
 /** A create's reads (readCreateState), built once: the new chat's id, and the tenant and knowledge base it names. */
