@@ -294,7 +294,10 @@ describe("the final write does not wait for the user message's", () => {
     const { chat } = await newChat(auth, kb);
     const user = draft();
     const answerId = `msg_${crypto.randomUUID().replace(/-/g, "")}`;
-    await finalWrite(chat.id, user, answerId);
+    const written = await finalWrite(chat.id, user, answerId);
+    // The user message's row and the chat's counters come back from the write itself (no turn was recorded).
+    expect(written[0].results[0]).toMatchObject({ id: user.id, role: "user", seq: 1 });
+    expect(written[2].results[0]).toMatchObject({ message_count: 2 });
     const started = await beginTurn(openDb(env), chat.id, user, { messageId: answerId, leaseUntil: new Date(Date.now() + 60_000).toISOString() }, true);
     expect(started).toMatchObject({ id: user.id, role: "user", seq: 1 });
     expect(await transcript(chat.id)).toEqual({
@@ -315,7 +318,10 @@ describe("the final write does not wait for the user message's", () => {
     const answerId = `msg_${crypto.randomUUID().replace(/-/g, "")}`;
     await beginTurn(openDb(env), chat.id, user, { messageId: answerId, leaseUntil: new Date(Date.now() + 60_000).toISOString() }, true);
     expect((await transcript(chat.id)).chat).toMatchObject({ turn_message_id: answerId });
-    await finalWrite(chat.id, user, answerId);
+    const written = await finalWrite(chat.id, user, answerId);
+    // The message already there comes back as the chat has it; the counters count both messages.
+    expect(written[0].results[0]).toMatchObject({ id: user.id, role: "user", seq: 1 });
+    expect(written[2].results[0]).toMatchObject({ message_count: 2 });
     expect(await transcript(chat.id)).toEqual({
       msgs: [
         { id: user.id, seq: 1, role: "user" },

@@ -16,6 +16,9 @@ import { registerRecovery } from "../recovery/supervisor";
 
 type Stmt = D1PreparedStatement;
 
+/** A message row's columns, as messageOfRow reads them. */
+const MESSAGE_COLUMNS = "id, chat_id, seq, role, content, status, metadata, created_at";
+
 /** The answer as the chat keeps it: inserted after the chat's last message the first time, replaced afterwards. */
 export function upsertAnswerStatement(
   d1: D1Database,
@@ -27,7 +30,7 @@ export function upsertAnswerStatement(
       `INSERT INTO messages (id, chat_id, seq, role, content, status, metadata, created_at)
        SELECT ?1, ?2, COALESCE(MAX(seq), 0) + 1, 'assistant', ?3, ?4, ?5, ?6 FROM messages WHERE chat_id = ?2
        ON CONFLICT (id) DO UPDATE SET content = excluded.content, status = excluded.status, metadata = excluded.metadata
-       RETURNING id, chat_id, seq, role, content, status, metadata, created_at`,
+       RETURNING ${MESSAGE_COLUMNS}`,
     )
     .bind(m.id, chatId, m.content, m.status, JSON.stringify(m.metadata), m.createdAt);
 }
@@ -39,10 +42,20 @@ export function renewTurnStatement(d1: D1Database, chatId: string, messageId: st
     .bind(chatId, messageId, leaseUntil);
 }
 
-/** The turn is over: the chat no longer has one in flight. */
+/**
+ * The turn is over: the chat no longer has one in flight (when it still names this turn), and its message
+ * counters (kept by triggers on messages) come back as the final write leaves them. One statement for both: a
+ * quick answer's turn often never recorded a lease, and the counters are read all the same.
+ */
 export function endTurnStatement(d1: D1Database, chatId: string, messageId: string): Stmt {
   return d1
-    .prepare("UPDATE chats SET turn_message_id = NULL, turn_lease_expires_at = NULL WHERE id = ?1 AND turn_message_id = ?2")
+    .prepare(
+      `UPDATE chats SET
+         turn_message_id = CASE WHEN turn_message_id = ?2 THEN NULL ELSE turn_message_id END,
+         turn_lease_expires_at = CASE WHEN turn_message_id = ?2 THEN NULL ELSE turn_lease_expires_at END
+       WHERE id = ?1
+       RETURNING message_count, last_message_at`,
+    )
     .bind(chatId, messageId);
 }
 
@@ -74,7 +87,11 @@ export async function batchWithRetry(d1: D1Database, statements: () => Stmt[]): 
   }
 }
 
-/** The user's message appended after the chat's last message; with `ifAbsent`, nothing happens when its id is already there. */
+/**
+ * The user's message appended after the chat's last message, returning its row (messageOfRow reads it). With
+ * `ifAbsent`, nothing is added when its id is already there, and the row there is returned (the conflict's
+ * update changes nothing: a DO NOTHING would return no row, and reading it back would cost a statement).
+ */
 export function insertUserStatement(
   d1: D1Database,
   chatId: string,
@@ -85,7 +102,8 @@ export function insertUserStatement(
     .prepare(
       `INSERT INTO messages (id, chat_id, seq, role, content, status, metadata, created_at)
        SELECT ?1, ?2, COALESCE(MAX(seq), 0) + 1, 'user', ?3, 'complete', ?4, ?5 FROM messages WHERE chat_id = ?2
-       ${ifAbsent ? "ON CONFLICT (id) DO NOTHING" : ""}`,
+       ${ifAbsent ? "ON CONFLICT (id) DO UPDATE SET id = messages.id" : ""}
+       RETURNING ${MESSAGE_COLUMNS}`,
     )
     .bind(m.id, chatId, m.content, JSON.stringify(m.metadata), m.createdAt);
 }
@@ -94,15 +112,6 @@ export function insertUserStatement(
 export interface ChatCounters {
   messageCount: number;
   lastMessageAt: string | null;
-}
-
-export function chatCountersStatement(d1: D1Database, chatId: string): Stmt {
-  return d1.prepare("SELECT message_count, last_message_at FROM chats WHERE id = ?1").bind(chatId);
-}
-
-/** A message's row (messageOfRow reads it). */
-export function messageRowStatement(d1: D1Database, id: string): Stmt {
-  return d1.prepare("SELECT id, chat_id, seq, role, content, status, metadata, created_at FROM messages WHERE id = ?1").bind(id);
 }
 
 /**
@@ -128,9 +137,8 @@ export async function beginTurn(
     d1
       .prepare("UPDATE chats SET turn_message_id = ?2, turn_lease_expires_at = ?3 WHERE id = ?1 AND NOT EXISTS (SELECT 1 FROM messages WHERE id = ?2)")
       .bind(chatId, turn.messageId, turn.leaseUntil),
-    messageRowStatement(d1, m.id),
   ]);
-  return messageOfRow(results[2].results[0] as Row);
+  return messageOfRow(results[0].results[0] as Row);
 }
 
 /** What an interrupted turn's answer says when nothing had been saved yet. */

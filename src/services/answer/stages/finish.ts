@@ -1,6 +1,6 @@
 import type { Message, MessageMetadata, TurnUsage } from "../../../db/schema";
 import { chargeStatements } from "../../billing/metering";
-import { batchWithRetry, chatCountersStatement, type ChatCounters, endTurnStatement, insertUserStatement, messageOfRow, messageRowStatement, upsertAnswerStatement } from "../../chats/answer-record";
+import { batchWithRetry, type ChatCounters, endTurnStatement, insertUserStatement, messageOfRow, upsertAnswerStatement } from "../../chats/answer-record";
 import type { TurnContext, TurnResult } from "../context";
 import type { StopReason } from "../../../contracts/turn";
 import type { AfterTurnHook, FinalWritePart, TurnEndForHooks } from "../../../contracts/tools";
@@ -73,16 +73,14 @@ export async function persistStage(
   };
   const d1 = ctx.deps.db.$client;
   const chatId = ctx.req.chat.id;
-  // An announced user message whose own write has not landed is appended here (and read back, as the chat has it).
+  // An announced user message whose own write has not landed is appended here (its row comes back as the chat has it).
   const user = announced ? [insertUserStatement(d1, chatId, announced, true)] : [];
-  const userRow = announced ? [messageRowStatement(d1, announced.id)] : [];
   const turn = [
     ...metered.charge,
     ...user,
     upsertAnswerStatement(d1, chatId, { id: assistantId, content: outcome.content, status: outcome.status, metadata, createdAt }),
+    // Last: the chat's counters it returns count both messages.
     endTurnStatement(d1, chatId, assistantId),
-    ...userRow,
-    chatCountersStatement(d1, chatId),
   ];
   const parts = hookParts(ctx, { messageId: assistantId, content: outcome.content, status: outcome.status, stopReason: outcome.stopReason, error: outcome.error ? { code: outcome.error.code, message: outcome.error.message } : null, usage });
   let results: D1Result[];
@@ -99,7 +97,7 @@ export async function persistStage(
   const row = (i: number) => messageOfRow(results[i].results[0] as Parameters<typeof messageOfRow>[0]);
   const counters = results[turn.length - 1].results[0] as { message_count: number; last_message_at: string | null } | undefined;
   const chat = { messageCount: counters?.message_count ?? 0, lastMessageAt: counters?.last_message_at ?? null };
-  return { assistant: row(at), ...(announced ? { appended: row(at + 2) } : {}), chat, hooks: settleParts(ctx, parts, results.slice(turn.length)) };
+  return { assistant: row(at), ...(announced ? { appended: row(at - 1) } : {}), chat, hooks: settleParts(ctx, parts, results.slice(turn.length)) };
 }
 
 type HookPart = { hook: AfterTurnHook; part: FinalWritePart };
