@@ -1,11 +1,13 @@
 /**
  * `npm run bench:cpu`: CPU milliseconds the service spends per quick-mode answer (offline model, JSON) and per
  * streamed token (a provider model streaming from a local OpenAI-compatible server), measured from outside as the
- * CPU time of the `wrangler dev` runtime processes (`workerd`, from /proc; Linux only) over sequential turns. The
+ * CPU time of the `wrangler dev` processes (`workerd`, from /proc; Linux only) over sequential turns. The
  * per-token figure is the difference between long and short streamed answers divided by the tokens between them,
  * so a turn's fixed cost cancels out. Local D1 (SQLite) runs inside workerd and is counted too. A bare request
- * (`GET /health`, the same number) is measured as well: wrangler dev's own proxying of a request, which
- * production does not have, is part of every figure.
+ * (`GET /health`, the same number) is measured as well. wrangler dev runs two `workerd` processes: the runtime
+ * (the Worker, its Durable Objects, local D1) and a proxy in front of it that forwards every request, which
+ * production does not have. Both are counted, and the runtime is also reported alone. CPU time is read per thread
+ * in nanoseconds (/proc/<pid>/task/<tid>/schedstat), not in 10 ms clock ticks.
  *
  * Each quick answer is a new chat's first turn, which also starts the chat's Durable Object; wrangler dev then
  * records the object's name in a SQLite file of its own (a development aid: production does not, and a chat's
@@ -35,31 +37,56 @@ const PORT = Number(process.env.BENCH_PORT ?? 8797);
 const SHORT = 20;
 const LONG = 220;
 const words = (n: number) => Array.from({ length: n - 1 }, (_, i) => `word${i}`).join(" ") + " [1].";
-const TICK_MS = 10; // USER_HZ = 100 on Linux
 
-/** CPU ms of the processes in a process group: all, and only `workerd`. */
-function cpuOf(pgid: number): { all: number; workerd: number } {
-  let all = 0;
-  let workerd = 0;
+/** CPU ms a process has run (all its threads, nanoseconds from schedstat): finer than the 10 ms clock ticks of stat. */
+function processCpuMs(pid: string): number {
+  let ns = 0;
+  let tasks: string[] = [];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return 0;
+  }
+  for (const t of tasks) {
+    try {
+      ns += Number(readFileSync(`/proc/${pid}/task/${t}/schedstat`, "utf8").split(" ")[0]);
+    } catch {
+      // the thread ended
+    }
+  }
+  return ns / 1e6;
+}
+
+/**
+ * CPU ms of the processes in a process group: all of them; the `workerd` ones; and of those, the runtime that
+ * runs the Worker, without wrangler dev's proxy (the `workerd` listening on the public port, BENCH_PORT, which
+ * forwards each request to the runtime; production has no such hop).
+ */
+function cpuOf(pgid: number): Cpu {
+  const cpu: Cpu = { all: 0, workerd: 0, runtime: 0 };
   for (const name of readdirSync("/proc")) {
     if (!/^\d+$/.test(name)) continue;
     let stat: string;
+    let cmdline = "";
     try {
       stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      cmdline = readFileSync(`/proc/${name}/cmdline`, "utf8");
     } catch {
       continue;
     }
     const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
     const f = stat.slice(stat.lastIndexOf(")") + 2).split(" "); // f[0] = state (field 3)
     if (Number(f[2]) !== pgid) continue;
-    const ms = (Number(f[11]) + Number(f[12])) * TICK_MS; // utime, stime (fields 14, 15)
-    all += ms;
-    if (comm.startsWith("workerd")) workerd += ms;
+    const ms = processCpuMs(name);
+    cpu.all += ms;
+    if (!comm.startsWith("workerd")) continue;
+    cpu.workerd += ms;
+    if (!cmdline.includes(`=127.0.0.1:${PORT}\0`)) cpu.runtime += ms;
   }
-  return { all, workerd };
+  return cpu;
 }
 
-type Cpu = { all: number; workerd: number };
+type Cpu = { all: number; workerd: number; runtime: number };
 
 async function measure<T>(pgid: number, run: () => Promise<T>): Promise<Cpu> {
   await new Promise((r) => setTimeout(r, 500)); // let background work (waitUntil) settle
@@ -67,7 +94,7 @@ async function measure<T>(pgid: number, run: () => Promise<T>): Promise<Cpu> {
   await run();
   await new Promise((r) => setTimeout(r, 500));
   const b = cpuOf(pgid);
-  return { all: b.all - a.all, workerd: b.workerd - a.workerd };
+  return { all: b.all - a.all, workerd: b.workerd - a.workerd, runtime: b.runtime - a.runtime };
 }
 
 async function main() {
@@ -125,27 +152,35 @@ async function main() {
       const short = await measure(pgid, () => sequential(shortChats, streamed(false), true));
       const long = await measure(pgid, () => sequential(longChats, streamed(true), true));
       rounds.push({ bare, local, next, short, long });
-      console.log(`  round ${r + 1}: quick answer ${(local.workerd / ANSWERS).toFixed(2)} ms, next turn ${(next.workerd / ANSWERS).toFixed(2)} ms, per token ${((long.workerd - short.workerd) / (ANSWERS * (LONG - SHORT))).toFixed(2)} ms`);
+      console.log(
+        `  round ${r + 1}: quick answer ${(local.workerd / ANSWERS).toFixed(2)} ms (runtime ${(local.runtime / ANSWERS).toFixed(2)}), ` +
+          `next turn ${(next.workerd / ANSWERS).toFixed(2)} ms (${(next.runtime / ANSWERS).toFixed(2)}), ` +
+          `per token ${((long.workerd - short.workerd) / (ANSWERS * (LONG - SHORT))).toFixed(2)} ms (${((long.runtime - short.runtime) / (ANSWERS * (LONG - SHORT))).toFixed(2)})`,
+      );
     }
     const median = (f: (r: (typeof rounds)[number]) => number) => {
       const xs = rounds.map(f).sort((a, b) => a - b);
       return xs[Math.floor(xs.length / 2)];
     };
-    const m = (k: "bare" | "local" | "next" | "short" | "long") => ({ workerd: median((r) => r[k].workerd), all: median((r) => r[k].all) });
+    const kinds = ["workerd", "runtime", "all"] as const;
+    const m = (k: "bare" | "local" | "next" | "short" | "long"): Cpu => Object.fromEntries(kinds.map((c) => [c, median((r) => r[k][c])])) as Cpu;
     const [bare, local, next, short, long] = [m("bare"), m("local"), m("next"), m("short"), m("long")];
-    const perToken = { workerd: median((r) => r.long.workerd - r.short.workerd), all: median((r) => r.long.all - r.short.all) };
-    const per = (x: number, n: number) => (x / n).toFixed(2);
+    const perToken = Object.fromEntries(kinds.map((c) => [c, median((r) => r.long[c] - r.short[c])])) as Cpu;
     const tokens = ANSWERS * (LONG - SHORT);
+    const row = (label: string, x: Cpu, n: number, unit: string) =>
+      `  ${label.padEnd(36)} ${(x.workerd / n).toFixed(2).padStart(6)} ms ${(x.runtime / n).toFixed(2).padStart(12)} ms ${(x.all / n).toFixed(2).padStart(12)} ms   per ${unit}`;
     console.log(
       [
         ``,
-        `bench:cpu — ${ANSWERS} sequential turns each, median of ${ROUNDS} rounds after ${WARMUP} warm-up answers; CPU of the local runtime (workerd; all dev-server processes in brackets)`,
-        `  quick answer, offline model (JSON):  ${per(local.workerd, ANSWERS)} ms per answer  [${per(local.all, ANSWERS)} ms]`,
-        `  the same chats' next quick answers:  ${per(next.workerd, ANSWERS)} ms per answer  [${per(next.all, ANSWERS)} ms]`,
-        `  streamed answer of ${SHORT} tokens:       ${per(short.workerd, ANSWERS)} ms per answer  [${per(short.all, ANSWERS)} ms]`,
-        `  streamed answer of ${LONG} tokens:      ${per(long.workerd, ANSWERS)} ms per answer  [${per(long.all, ANSWERS)} ms]`,
-        `  per streamed token:                  ${per(perToken.workerd, tokens)} ms per token   [${per(perToken.all, tokens)} ms]`,
-        `  a bare request (GET /health):        ${per(bare.workerd, ANSWERS)} ms per request [${per(bare.all, ANSWERS)} ms]`,
+        `bench:cpu — ${ANSWERS} sequential turns each, median of ${ROUNDS} rounds after ${WARMUP} warm-up answers`,
+        `  CPU of: workerd (the runtime and wrangler dev's proxy); the runtime alone (the Worker, its Durable Objects and local D1); all dev-server processes`,
+        `  ${"".padEnd(36)} ${"workerd".padStart(9)} ${"runtime".padStart(15)} ${"all".padStart(15)}`,
+        row("quick answer, offline model (JSON)", local, ANSWERS, "answer"),
+        row("the same chats' next quick answers", next, ANSWERS, "answer"),
+        row(`streamed answer of ${SHORT} tokens`, short, ANSWERS, "answer"),
+        row(`streamed answer of ${LONG} tokens`, long, ANSWERS, "answer"),
+        row("per streamed token", perToken, tokens, "token"),
+        row("a bare request (GET /health)", bare, ANSWERS, "request"),
         ``,
       ].join("\n"),
     );
