@@ -89,8 +89,9 @@ export async function batchWithRetry(d1: D1Database, statements: () => Stmt[]): 
 
 /**
  * The user's message appended after the chat's last message, returning its row (messageOfRow reads it). With
- * `ifAbsent`, nothing is added when its id is already there, and the row there is returned (the conflict's
- * update changes nothing: a DO NOTHING would return no row, and reading it back would cost a statement).
+ * `ifAbsent`, nothing is added when its id is already there, and the row there is returned: the conflict's
+ * update sets a plain column to itself (not the key, which other rows reference), since a DO NOTHING would
+ * return no row and reading it back would cost a statement.
  */
 export function insertUserStatement(
   d1: D1Database,
@@ -102,7 +103,7 @@ export function insertUserStatement(
     .prepare(
       `INSERT INTO messages (id, chat_id, seq, role, content, status, metadata, created_at)
        SELECT ?1, ?2, COALESCE(MAX(seq), 0) + 1, 'user', ?3, 'complete', ?4, ?5 FROM messages WHERE chat_id = ?2
-       ${ifAbsent ? "ON CONFLICT (id) DO UPDATE SET id = messages.id" : ""}
+       ${ifAbsent ? "ON CONFLICT (id) DO UPDATE SET role = messages.role" : ""}
        RETURNING ${MESSAGE_COLUMNS}`,
     )
     .bind(m.id, chatId, m.content, JSON.stringify(m.metadata), m.createdAt);

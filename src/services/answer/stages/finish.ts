@@ -79,7 +79,7 @@ export async function persistStage(
     ...metered.charge,
     ...user,
     upsertAnswerStatement(d1, chatId, { id: assistantId, content: outcome.content, status: outcome.status, metadata, createdAt }),
-    // Last: the chat's counters it returns count both messages.
+    // Last, so that the chat's counters it returns count both messages.
     endTurnStatement(d1, chatId, assistantId),
   ];
   const parts = hookParts(ctx, { messageId: assistantId, content: outcome.content, status: outcome.status, stopReason: outcome.stopReason, error: outcome.error ? { code: outcome.error.code, message: outcome.error.message } : null, usage });
