@@ -12,7 +12,7 @@ import { localVectorIndex } from "../../src/services/vector-index/local";
  * and (b) a whole searchKnowledgeBase (FTS5 + vectors + D1 join), from the
  * calling Worker. Run with `npm run bench:vectors` (BENCH_CHUNKS to resize).
  */
-const N = Number((globalThis as { process?: { env?: Record<string, string> } }).process?.env?.BENCH_CHUNKS ?? 20_000);
+const N = Number((env as unknown as { BENCH_CHUNKS?: string }).BENCH_CHUNKS ?? 20_000);
 const QUERIES = 200;
 // A vocabulary of 3,000 pseudo-words drawn with a Zipf distribution, like real text:
 // a few words are everywhere, most are rare.

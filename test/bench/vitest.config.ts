@@ -17,6 +17,8 @@ export default defineConfig(async () => ({
           TEST_MIGRATIONS: await readD1Migrations(path.join(root, "migrations")),
           TEST_SERVERS: "{}",
           ENVIRONMENT: "test",
+          // The Workers runtime does not see this process's environment: the bench's size is passed in.
+          BENCH_CHUNKS: process.env.BENCH_CHUNKS ?? "20000",
         },
       },
     }),

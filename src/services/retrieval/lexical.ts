@@ -2,6 +2,7 @@ import { sql, type SQL } from "drizzle-orm";
 import { batchSql } from "../../db/batch";
 import type { Database } from "../../db/client";
 import { idf } from "./bm25";
+import { keptStatistics, matchedTerms, searchStatistics } from "./lexical-statistics";
 import { analyzer, bm25, expansionTerms, FIELD_WEIGHTS, minMax, ngramScores, type Analyzed, type LexicalHit, type LexicalRow } from "./lexical-scoring";
 import { porterStem, words } from "./tokenize";
 
@@ -13,7 +14,9 @@ export type { LexicalHit, LexicalRow } from "./lexical-scoring";
  *  1. One D1 round trip: FTS5 (`porter unicode61`, the knowledge base selected
  *     inside MATCH) returns the best CANDIDATES passages for the query's words
  *     OR-ed together, with their text, and the same batch counts the knowledge
- *     base's passages and each query word's document frequency in it.
+ *     base's passages and each query word's document frequency in it (a large
+ *     knowledge base keeps its counts a while, and leaves its commonest words
+ *     out of the MATCH: lexical-statistics.ts).
  *  2. BM25 over those candidates, computed here with this knowledge base's
  *     statistics only (FTS5's bm25() uses the whole table, every tenant's
  *     passages included), fields weighted (FIELD_WEIGHTS: the document's title
@@ -106,9 +109,9 @@ function candidatesSql(kbId: string, terms: Term[], n: number, ids: string[] | u
     ORDER BY f.rank LIMIT ${n}`;
 }
 
-/** Passages of the knowledge base (N of BM25) and, per term, how many contain it. */
-function statisticsSql(kbId: string, terms: Term[]): SQL {
-  const parts: SQL[] = [sql`(SELECT count(*) FROM chunks WHERE knowledge_base_id = ${kbId}) AS total`];
+/** Passages of the knowledge base (N of BM25; unless kept) and, per term, how many contain it (d0, d1, …). */
+function statisticsSql(kbId: string, terms: Term[], withTotal: boolean): SQL {
+  const parts: SQL[] = withTotal ? [sql`(SELECT count(*) FROM chunks WHERE knowledge_base_id = ${kbId}) AS total`] : [];
   terms.forEach((t, i) => {
     const expression = `${kbPhrase(kbId)} AND "${t.word}"`;
     parts.push(sql`(SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ${expression}) AS ${sql.raw(`d${i}`)}`);
@@ -155,11 +158,17 @@ export function lexicalPlan(kbId: string, query: string, opts: LexicalOptions = 
       rank: ([first]) => (first.results as unknown as LexicalRow[]).map((row, i) => ({ row, score: 1 / (i + 1) })),
     };
   }
+  // The counts a large knowledge base keeps in the isolate (lexical-statistics.ts): only the others are counted.
+  const known = keptStatistics(kbId);
+  const uncounted = known ? terms.filter((t) => !known.df.has(t.stem)) : terms;
+  const counting = !known || uncounted.length > 0;
   return {
-    statements: [candidatesSql(kbId, terms, depth, ids), statisticsSql(kbId, terms)],
-    rank: ([first, firstStats]) => {
+    statements: [candidatesSql(kbId, matchedTerms(terms, known), depth, ids), ...(counting ? [statisticsSql(kbId, uncounted, !known)] : [])],
+    rank: ([first, counts]) => {
       mark("d1");
-      return rescored(query, terms, stages, first.results as unknown as LexicalRow[], firstStats.results[0] as Record<string, number>, mark);
+      const row = (counts?.results[0] ?? {}) as Record<string, number>;
+      const counted = { total: known ? undefined : Number(row.total) || 0, df: new Map(uncounted.map((t, i) => [t.stem, Number(row[`d${i}`]) || 0])) };
+      return rescored(query, terms, stages, first.results as unknown as LexicalRow[], searchStatistics(kbId, known, counted), mark);
     },
   };
 }
@@ -170,15 +179,15 @@ function rescored(
   terms: Term[],
   stages: LexicalStages,
   rows: LexicalRow[],
-  stats: Record<string, number>,
+  stats: { total: number; df: Map<string, number> },
   mark: (stage: string) => void,
 ): LexicalHit[] {
   const analyze = analyzer();
   const analyzed = new Map<number, Analyzed>();
   for (const row of rows) analyzed.set(row.seq, analyze(row));
   const pool = [...analyzed.values()];
-  const total = Math.max(Number(stats.total) || 0, pool.length, 1);
-  const idfs = new Map(terms.map((t, i) => [t.stem, idf(total, Number(stats[`d${i}`]) || 0)]));
+  const total = Math.max(stats.total, pool.length, 1);
+  const idfs = new Map(terms.map((t) => [t.stem, idf(total, stats.df.get(t.stem) ?? 0)]));
   // Every query term weighs 1 here: the feedback weights below are exp(score differences) on this scale.
   let ranked = bm25(pool, new Map(terms.map((t) => [t.stem, 1])), idfs);
   mark("bm25");

@@ -179,7 +179,7 @@ export async function searchKnowledgeBase(env: Env, db: Database, opts: SearchOp
   const lexicalStatements = lexical?.statements ?? [];
   const rowsStatement = matches.length ? [rowsByIdsSql(kb.id, matches.map((m) => m.id), textsWanted(limit), opts.documentIds)] : [];
   const results = await batchSql(db, [...lexicalStatements, ...rowsStatement]);
-  const lexicalHits = lexical && lexicalStatements.length ? lexical.rank(results) : [];
+  const lexicalHits = lexical && lexicalStatements.length ? lexical.rank(results.slice(0, lexicalStatements.length)) : [];
   const vectorHits = rowsStatement.length ? vectorHitsOf(matches, results[lexicalStatements.length].results as Array<Row & { body: string | null }>) : [];
   // A paid query embedding is charged to the knowledge base's tenant (the hash embedder reports nothing).
   if (opts.onEmbeddingUsage) opts.onEmbeddingUsage({ model: embedder?.model ?? "", tokens: embeddingTokens });
