@@ -13,6 +13,7 @@ import {
   MIN_MATCH_TERMS,
   searchStatistics,
   STATS_TTL_MS,
+  termsKeptInIsolate,
 } from "../../src/services/retrieval/lexical-statistics";
 import { createKb, createOrg } from "../helpers";
 
@@ -129,5 +130,22 @@ describe("the terms the candidates' query matches", () => {
     const k = keptStatistics(id)!;
     expect(searchStatistics(id, k, { df: new Map([["b", 7]]) })).toEqual({ total: LARGE_KB, df: new Map([["a", 5], ["b", 7]]) });
     expect([...keptStatistics(id)!.df]).toEqual([["a", 5], ["b", 7]]);
+  });
+
+  it("the isolate keeps a bounded number of terms: the knowledge bases counted longest ago go first", () => {
+    forgetStatistics();
+    const stems = (n: number, prefix: string) => new Map(Array.from({ length: n }, (_, i): [string, number] => [`${prefix}${i}`, 1]));
+    const ids = Array.from({ length: 8 }, (_, i) => `kb_budget_${i}`);
+    for (const id of ids) searchStatistics(id, null, { total: LARGE_KB, df: stems(20_000, id) }); // 10,000 kept per knowledge base
+    expect(keptStatistics(ids[7])!.df.size).toBe(10_000);
+    expect(termsKeptInIsolate()).toBe(50_000);
+    expect(ids.map((id) => keptStatistics(id) !== null)).toEqual([false, false, false, true, true, true, true, true]);
+    // Counting more for a kept one moves it to the back of the line.
+    searchStatistics(ids[3], keptStatistics(ids[3]), { df: new Map([["extra", 1]]) });
+    expect(keptStatistics(ids[3])!.df.size).toBe(10_000); // full: nothing added
+    searchStatistics("kb_budget_new", null, { total: LARGE_KB, df: stems(10, "n") });
+    expect(keptStatistics(ids[4])).toBeNull();
+    expect(keptStatistics(ids[3])).not.toBeNull();
+    expect(termsKeptInIsolate()).toBe(40_010);
   });
 });

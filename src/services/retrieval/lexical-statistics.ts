@@ -1,7 +1,7 @@
 /**
  * A knowledge base's lexical statistics for BM25: its number of passages and, per query term, how many passages
  * contain it (lexical.ts). Counting them walks the knowledge base's postings, on the one database every tenant
- * shares: nothing in a small knowledge base, a large share of a search in a large one (`bench:vectors`, 100,000
+ * shares: cheap in a small knowledge base, a large share of a search in a large one (`bench:vectors`, 100,000
  * passages: about 50 ms of a 235 ms full-text search). So:
  *
  *  - A knowledge base of LARGE_KB passages or more keeps its counts in the isolate for STATS_TTL_MS: a search
@@ -12,14 +12,15 @@
  *    a large knowledge base's passages matches most of it, and FTS5 scores every passage it matches before it
  *    keeps the best: such a term is left out of the MATCH (the query's rarest MIN_MATCH_TERMS always stay). It
  *    still weighs in the BM25 that ranks the candidates, with its low idf. `bench:vectors`, 100,000 passages of
- *    Zipf-distributed words, 8-word queries: the candidates' query 181 → 47 ms (p50).
+ *    Zipf-distributed words, 8-word queries: the candidates' query alone 181 → 46 ms (p50).
  */
 export const LARGE_KB = 2_000;
 export const STATS_TTL_MS = 60_000;
 export const COMMON_SHARE = 0.25;
 export const MIN_MATCH_TERMS = 2;
-const KBS_KEPT = 500;
-const TERMS_PER_KB = 20_000;
+/** What the isolate keeps at most (a few MB): terms over all knowledge bases, and terms of one knowledge base. */
+const TERMS_KEPT = 50_000;
+const TERMS_PER_KB = 10_000;
 
 export interface KbStatistics {
   total: number;
@@ -29,11 +30,17 @@ export interface KbStatistics {
 }
 
 const kept = new Map<string, KbStatistics>(); // insertion-ordered: the least recently counted first
+let termsKept = 0;
+
+function drop(kbId: string): void {
+  termsKept -= kept.get(kbId)?.df.size ?? 0;
+  kept.delete(kbId);
+}
 
 /** The counts kept for a large knowledge base, while fresh; null for a small one (counted every time). */
 export function keptStatistics(kbId: string, now = Date.now()): KbStatistics | null {
   const s = kept.get(kbId);
-  if (s && now - s.at > STATS_TTL_MS) kept.delete(kbId);
+  if (s && now - s.at > STATS_TTL_MS) drop(kbId);
   return s && now - s.at <= STATS_TTL_MS ? s : null;
 }
 
@@ -45,14 +52,16 @@ export function searchStatistics(kbId: string, known: KbStatistics | null, count
   const total = known?.total ?? counted.total ?? 0;
   const df = new Map([...(known?.df ?? []), ...counted.df]);
   if (total < LARGE_KB) {
-    kept.delete(kbId);
+    drop(kbId);
     return { total, df };
   }
   const entry = known ?? { total, df: new Map<string, number>(), at: Date.now() };
+  drop(kbId);
   for (const [stem, n] of counted.df) if (entry.df.size < TERMS_PER_KB) entry.df.set(stem, n);
-  kept.delete(kbId);
   kept.set(kbId, entry);
-  if (kept.size > KBS_KEPT) kept.delete(kept.keys().next().value!);
+  termsKept += entry.df.size;
+  // Past the isolate's budget, the knowledge bases counted longest ago are forgotten first.
+  while (termsKept > TERMS_KEPT && kept.size > 1) drop(kept.keys().next().value!);
   return { total, df };
 }
 
@@ -71,4 +80,8 @@ export function matchedTerms<T extends { stem: string }>(terms: T[], known: KbSt
 /** Forgets every kept count (tests). */
 export function forgetStatistics(): void {
   kept.clear();
+  termsKept = 0;
 }
+
+/** How many terms the isolate keeps over all knowledge bases (tests). */
+export const termsKeptInIsolate = () => termsKept;
