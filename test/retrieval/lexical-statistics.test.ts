@@ -14,6 +14,7 @@ import {
   searchStatistics,
   STATS_TTL_MS,
   termsKeptInIsolate,
+  toCount,
 } from "../../src/services/retrieval/lexical-statistics";
 import { createKb, createOrg } from "../helpers";
 
@@ -72,7 +73,7 @@ describe("a knowledge base's lexical statistics", () => {
     expect(matchOf(first)).toContain('"acme"'); // nothing known yet
     const counted = first.rank(await batchSql(db, first.statements));
     expect(keptStatistics(kb.id)).toMatchObject({ total: LARGE_KB + 100 });
-    expect(keptStatistics(kb.id)!.df.get(queryTerms("acme")[0].stem)).toBe(LARGE_KB + 100);
+    expect(keptStatistics(kb.id)!.df.get(queryTerms("acme")[0].stem)?.n).toBe(LARGE_KB + 100);
 
     const again = lexicalPlan(kb.id, "acme zebra7 yak17");
     expect(again.statements).toHaveLength(1); // nothing left to count
@@ -96,21 +97,37 @@ describe("a knowledge base's lexical statistics", () => {
     expect(countSql.params.filter((p) => String(p).includes('"number"'))).toHaveLength(1);
     expect(countSql.params.some((p) => String(p).includes('"zebra7"'))).toBe(false);
     newTerm.rank(await batchSql(db, newTerm.statements));
-    expect(keptStatistics(kb.id)!.df.get(queryTerms("number")[0].stem)).toBe(LARGE_KB + 100);
+    expect(keptStatistics(kb.id)!.df.get(queryTerms("number")[0].stem)?.n).toBe(LARGE_KB + 100);
   });
 
-  it("kept counts expire, and a query of common words only still matches its rarest ones", async () => {
+  it("counts older than a minute are counted again, and meanwhile still choose the MATCH; common words only keep the rarest", async () => {
     const kb = await kbOfPassages(LARGE_KB);
-    const hits = await lexicalSearch(openDb(env), kb.id, "acme passage number");
-    expect(hits.length).toBeGreaterThan(0);
-    expect(keptStatistics(kb.id, Date.now() + STATS_TTL_MS + 1)).toBeNull();
-    expect(keptStatistics(kb.id)).toBeNull(); // expired entries are dropped
+    const db = openDb(env);
+    const first = lexicalPlan(kb.id, "acme zebra7 yak17");
+    first.rank(await batchSql(db, first.statements));
+    const kept = keptStatistics(kb.id)!;
+    kept.totalAt -= STATS_TTL_MS + 1;
+    for (const d of kept.df.values()) d.at -= STATS_TTL_MS + 1;
+    const stale = lexicalPlan(kb.id, "acme zebra7 yak17");
+    expect(stale.statements).toHaveLength(2);
+    const countSql = dialect.sqlToQuery(stale.statements[1]);
+    expect(countSql.sql).toContain("AS total");
+    for (const w of ["acme", "zebra7", "yak17"]) expect(countSql.params.some((p) => String(p).includes(`"${w}"`))).toBe(true);
+    expect(matchOf(stale)).not.toContain('"acme"'); // the old counts still leave the common word out
+    stale.rank(await batchSql(db, stale.statements));
+    expect(lexicalPlan(kb.id, "acme zebra7 yak17").statements).toHaveLength(1); // fresh again
+    // Only common words: the two rarest stay in the MATCH, and the search still answers.
+    const common = lexicalPlan(kb.id, "acme passage number");
+    common.rank(await batchSql(db, common.statements));
+    const again = lexicalPlan(kb.id, "acme passage number");
+    expect(matchOf(again).match(/"\w+"/g)?.length).toBe(MIN_MATCH_TERMS + 1); // the knowledge base's phrase and two words
+    expect((await lexicalSearch(db, kb.id, "acme passage number")).length).toBeGreaterThan(0);
   });
 });
 
 describe("the terms the candidates' query matches", () => {
   const terms = ["a", "b", "c", "d"].map((stem) => ({ stem }));
-  const known = (df: Record<string, number>, total = 10_000) => ({ total, df: new Map(Object.entries(df)), at: Date.now() });
+  const known = (df: Record<string, number>, total = 10_000) => ({ total, totalAt: Date.now(), df: new Map(Object.entries(df).map(([s, n]) => [s, { n, at: Date.now() }])) });
 
   it("leaves out terms above the common share in a large knowledge base only, and keeps the rarest when all are common", () => {
     const share = (s: number) => Math.round(s * 10_000);
@@ -124,26 +141,28 @@ describe("the terms the candidates' query matches", () => {
 
   it("searchStatistics keeps a large knowledge base's counts, merged, and forgets a small one's", () => {
     const id = `kb_${crypto.randomUUID()}`;
-    expect(searchStatistics(id, null, { total: 10, df: new Map([["a", 1]]) })).toEqual({ total: 10, df: new Map([["a", 1]]) });
+    expect(searchStatistics(id, null, { total: 10, df: new Map([["a", 1]]) }, ["a"])).toEqual({ total: 10, df: new Map([["a", 1]]) });
     expect(keptStatistics(id)).toBeNull();
-    searchStatistics(id, null, { total: LARGE_KB, df: new Map([["a", 5]]) });
+    searchStatistics(id, null, { total: LARGE_KB, df: new Map([["a", 5]]) }, ["a"]);
     const k = keptStatistics(id)!;
-    expect(searchStatistics(id, k, { df: new Map([["b", 7]]) })).toEqual({ total: LARGE_KB, df: new Map([["a", 5], ["b", 7]]) });
-    expect([...keptStatistics(id)!.df]).toEqual([["a", 5], ["b", 7]]);
+    expect(toCount(k, [{ stem: "a" }, { stem: "b" }])).toEqual({ total: false, terms: [{ stem: "b" }] });
+    expect(toCount(k, [{ stem: "a" }], Date.now() + STATS_TTL_MS + 1)).toEqual({ total: true, terms: [{ stem: "a" }] });
+    expect(searchStatistics(id, k, { df: new Map([["b", 7]]) }, ["a", "b"])).toEqual({ total: LARGE_KB, df: new Map([["a", 5], ["b", 7]]) });
+    expect([...keptStatistics(id)!.df].map(([s, d]) => [s, d.n])).toEqual([["a", 5], ["b", 7]]);
   });
 
   it("the isolate keeps a bounded number of terms: the knowledge bases counted longest ago go first", () => {
     forgetStatistics();
     const stems = (n: number, prefix: string) => new Map(Array.from({ length: n }, (_, i): [string, number] => [`${prefix}${i}`, 1]));
     const ids = Array.from({ length: 8 }, (_, i) => `kb_budget_${i}`);
-    for (const id of ids) searchStatistics(id, null, { total: LARGE_KB, df: stems(20_000, id) }); // 10,000 kept per knowledge base
+    for (const id of ids) searchStatistics(id, null, { total: LARGE_KB, df: stems(20_000, id) }, []); // 10,000 kept per knowledge base
     expect(keptStatistics(ids[7])!.df.size).toBe(10_000);
     expect(termsKeptInIsolate()).toBe(50_000);
     expect(ids.map((id) => keptStatistics(id) !== null)).toEqual([false, false, false, true, true, true, true, true]);
     // Counting more for a kept one moves it to the back of the line.
-    searchStatistics(ids[3], keptStatistics(ids[3]), { df: new Map([["extra", 1]]) });
+    searchStatistics(ids[3], keptStatistics(ids[3]), { df: new Map([["extra", 1]]) }, []);
     expect(keptStatistics(ids[3])!.df.size).toBe(10_000); // full: nothing added
-    searchStatistics("kb_budget_new", null, { total: LARGE_KB, df: stems(10, "n") });
+    searchStatistics("kb_budget_new", null, { total: LARGE_KB, df: stems(10, "n") }, []);
     expect(keptStatistics(ids[4])).toBeNull();
     expect(keptStatistics(ids[3])).not.toBeNull();
     expect(termsKeptInIsolate()).toBe(40_010);

@@ -4,10 +4,10 @@
  * shares: cheap in a small knowledge base, a large share of a search in a large one (`bench:vectors`, 100,000
  * passages: about 50 ms of a 235 ms full-text search). So:
  *
- *  - A knowledge base of LARGE_KB passages or more keeps its counts in the isolate for STATS_TTL_MS: a search
- *    counts only the terms it has not seen there yet (and its total once). One document more or less moves such
- *    counts by a fraction of a percent; the candidates themselves are always read live. A smaller knowledge base
- *    is counted on every search, exactly, as before.
+ *  - A knowledge base of LARGE_KB passages or more keeps its counts in the isolate, each for STATS_TTL_MS: a
+ *    search counts only the terms without a fresh count there (and the total when its count is old). One
+ *    document more or less moves such counts by a fraction of a percent; the candidates themselves are always
+ *    read live. A smaller knowledge base is counted on every search, exactly, as before.
  *  - The same counts bound the candidates' query (lexical.ts candidatesSql). A term in more than COMMON_SHARE of
  *    a large knowledge base's passages matches most of it, and FTS5 scores every passage it matches before it
  *    keeps the best: such a term is left out of the MATCH (the query's rarest MIN_MATCH_TERMS always stay). It
@@ -24,9 +24,9 @@ const TERMS_PER_KB = 10_000;
 
 export interface KbStatistics {
   total: number;
-  /** Document frequency by stem. */
-  df: Map<string, number>;
-  at: number;
+  totalAt: number;
+  /** Document frequency by stem, and when it was counted. */
+  df: Map<string, { n: number; at: number }>;
 }
 
 const kept = new Map<string, KbStatistics>(); // insertion-ordered: the least recently counted first
@@ -37,27 +37,47 @@ function drop(kbId: string): void {
   kept.delete(kbId);
 }
 
-/** The counts kept for a large knowledge base, while fresh; null for a small one (counted every time). */
-export function keptStatistics(kbId: string, now = Date.now()): KbStatistics | null {
-  const s = kept.get(kbId);
-  if (s && now - s.at > STATS_TTL_MS) drop(kbId);
-  return s && now - s.at <= STATS_TTL_MS ? s : null;
+/** The counts kept for a large knowledge base (fresh or not: see toCount); null for a small one. */
+export function keptStatistics(kbId: string): KbStatistics | null {
+  return kept.get(kbId) ?? null;
 }
 
 /**
- * The statistics of one search: what was kept, with what the search counted (`counted`: stems it counted;
- * `total` when it counted it). Kept for the next search when the knowledge base is large.
+ * What a search counts: the total unless a fresh one is kept, and the stems without a fresh count. Counts older
+ * than STATS_TTL_MS are counted again in the search's batch, and meanwhile still choose the words of its MATCH.
  */
-export function searchStatistics(kbId: string, known: KbStatistics | null, counted: { total?: number; df: Map<string, number> }): { total: number; df: Map<string, number> } {
-  const total = known?.total ?? counted.total ?? 0;
-  const df = new Map([...(known?.df ?? []), ...counted.df]);
+export function toCount<T extends { stem: string }>(known: KbStatistics | null, terms: T[], now = Date.now()): { total: boolean; terms: T[] } {
+  const fresh = (at: number) => now - at <= STATS_TTL_MS;
+  return {
+    total: !known || !fresh(known.totalAt),
+    terms: terms.filter((t) => {
+      const d = known?.df.get(t.stem);
+      return !d || !fresh(d.at);
+    }),
+  };
+}
+
+/**
+ * The statistics of one search for its stems: what it counted (`counted`: the stems it counted, and `total` when
+ * it counted it), and what was kept for the others. Kept for the next search when the knowledge base is large.
+ */
+export function searchStatistics(
+  kbId: string,
+  known: KbStatistics | null,
+  counted: { total?: number; df: Map<string, number> },
+  stems: string[],
+): { total: number; df: Map<string, number> } {
+  const total = counted.total ?? known?.total ?? 0;
+  const df = new Map(stems.map((s) => [s, counted.df.get(s) ?? known?.df.get(s)?.n ?? 0]));
   if (total < LARGE_KB) {
     drop(kbId);
     return { total, df };
   }
-  const entry = known ?? { total, df: new Map<string, number>(), at: Date.now() };
+  const now = Date.now();
+  const entry = known ?? { total, totalAt: now, df: new Map() };
   drop(kbId);
-  for (const [stem, n] of counted.df) if (entry.df.size < TERMS_PER_KB) entry.df.set(stem, n);
+  if (counted.total !== undefined) Object.assign(entry, { total: counted.total, totalAt: now });
+  for (const [stem, n] of counted.df) if (entry.df.has(stem) || entry.df.size < TERMS_PER_KB) entry.df.set(stem, { n, at: now });
   kept.set(kbId, entry);
   termsKept += entry.df.size;
   // Past the isolate's budget, the knowledge bases counted longest ago are forgotten first.
@@ -71,7 +91,7 @@ export function searchStatistics(kbId: string, known: KbStatistics | null, count
  */
 export function matchedTerms<T extends { stem: string }>(terms: T[], known: KbStatistics | null): T[] {
   if (!known || known.total < LARGE_KB) return terms;
-  const share = (t: T) => (known.df.get(t.stem) ?? 0) / known.total; // not counted yet: kept
+  const share = (t: T) => (known.df.get(t.stem)?.n ?? 0) / known.total; // not counted yet: kept
   const rare = terms.filter((t) => share(t) <= COMMON_SHARE);
   if (rare.length >= Math.min(MIN_MATCH_TERMS, terms.length)) return rare;
   return [...terms].sort((a, b) => share(a) - share(b)).slice(0, MIN_MATCH_TERMS);

@@ -2,7 +2,7 @@ import { sql, type SQL } from "drizzle-orm";
 import { batchSql } from "../../db/batch";
 import type { Database } from "../../db/client";
 import { idf } from "./bm25";
-import { keptStatistics, matchedTerms, searchStatistics } from "./lexical-statistics";
+import { keptStatistics, matchedTerms, searchStatistics, toCount } from "./lexical-statistics";
 import { analyzer, bm25, expansionTerms, FIELD_WEIGHTS, minMax, ngramScores, type Analyzed, type LexicalHit, type LexicalRow } from "./lexical-scoring";
 import { porterStem, words } from "./tokenize";
 
@@ -160,15 +160,16 @@ export function lexicalPlan(kbId: string, query: string, opts: LexicalOptions = 
   }
   // The counts a large knowledge base keeps in the isolate (lexical-statistics.ts): only the others are counted.
   const known = keptStatistics(kbId);
-  const uncounted = known ? terms.filter((t) => !known.df.has(t.stem)) : terms;
-  const counting = !known || uncounted.length > 0;
+  const count = toCount(known, terms);
+  const counting = count.total || count.terms.length > 0;
   return {
-    statements: [candidatesSql(kbId, matchedTerms(terms, known), depth, ids), ...(counting ? [statisticsSql(kbId, uncounted, !known)] : [])],
+    statements: [candidatesSql(kbId, matchedTerms(terms, known), depth, ids), ...(counting ? [statisticsSql(kbId, count.terms, count.total)] : [])],
     rank: ([first, counts]) => {
       mark("d1");
       const row = (counts?.results[0] ?? {}) as Record<string, number>;
-      const counted = { total: known ? undefined : Number(row.total) || 0, df: new Map(uncounted.map((t, i) => [t.stem, Number(row[`d${i}`]) || 0])) };
-      return rescored(query, terms, stages, first.results as unknown as LexicalRow[], searchStatistics(kbId, known, counted), mark);
+      const counted = { total: count.total ? Number(row.total) || 0 : undefined, df: new Map(count.terms.map((t, i) => [t.stem, Number(row[`d${i}`]) || 0])) };
+      const stats = searchStatistics(kbId, known, counted, terms.map((t) => t.stem));
+      return rescored(query, terms, stages, first.results as unknown as LexicalRow[], stats, mark);
     },
   };
 }
