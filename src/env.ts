@@ -87,6 +87,8 @@ export interface Env {
   EMBEDDING_PRICE_PER_1K?: string;
   /** `local` (default: a Durable Object per knowledge base) or `vectorize`. */
   VECTOR_INDEX?: string;
+  /** Memory one local vector index object holds its vectors in (MB, default 64; src/services/vector-index/local.ts). */
+  LOCAL_VECTOR_INDEX_MAX_MB?: string;
   /** `true` allows outbound fetches to private addresses (development only); or a comma-separated host:port allowlist. */
   ALLOW_PRIVATE_URLS?: string;
   /** DNS-over-HTTPS JSON endpoint used to check what a hostname resolves to (default Cloudflare's in production; `off` disables). */

@@ -88,6 +88,8 @@ export const DEFAULT_A2A_TIMEOUT_MS = 60_000;
 /** Credits per 1,000 tokens of paid embedding calls (EMBEDDING_PRICE_PER_1K). */
 export const DEFAULT_EMBEDDING_PRICE_PER_1K = 0.02;
 export const DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1";
+/** What one local vector index object holds in memory (LOCAL_VECTOR_INDEX_MAX_MB); an isolate has 128 MB in production. */
+export const DEFAULT_LOCAL_VECTOR_INDEX_MAX_MB = 64;
 /** The DNS-over-HTTPS endpoint the URL guard checks resolved addresses with in production. */
 export const DEFAULT_DOH_URL = "https://cloudflare-dns.com/dns-query";
 
@@ -148,6 +150,8 @@ function parse(env: Env) {
           ? { accountId: env.R2_ACCOUNT_ID, accessKeyId: env.R2_ACCESS_KEY_ID, secretAccessKey: env.R2_SECRET_ACCESS_KEY, bucketName: env.R2_BUCKET_NAME }
           : null,
       vectorIndex: read("VECTOR_INDEX", oneOf(["local", "vectorize"] as const), "local" as const),
+      /** Memory one local vector index object holds its vectors in, MB (src/services/vector-index/local.ts). */
+      localVectorIndexMaxMb: read("LOCAL_VECTOR_INDEX_MAX_MB", num.refine((n) => n > 0, "must be more than 0"), DEFAULT_LOCAL_VECTOR_INDEX_MAX_MB),
       retryBaseSeconds: Math.max(0, read("INGEST_RETRY_BASE_SECONDS", num, 10)),
     },
     embeddings: {

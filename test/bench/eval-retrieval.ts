@@ -28,7 +28,7 @@
  *
  * Embeddings and reranking follow the usual variables, forwarded to wrangler
  * dev from this process's environment (EMBEDDING_*, RERANK_*, RETRIEVAL_*,
- * VECTOR_INDEX, OPENAI_*), e.g. EMBEDDING_PROVIDER=openai
+ * VECTOR_INDEX, LOCAL_VECTOR_INDEX_MAX_MB, OPENAI_*), e.g. EMBEDDING_PROVIDER=openai
  * EMBEDDING_BASE_URL=http://127.0.0.1:8080/v1 EMBEDDING_MODEL=bge-small-en-v1.5.
  * The dataset stays where it is: it is read, never copied into the repository.
  */
@@ -97,7 +97,7 @@ interface State {
   chunks: number;
 }
 
-const FORWARDED = /^(EMBEDDING_|RERANK_|RETRIEVAL_|VECTOR_INDEX$|OPENAI_)/;
+const FORWARDED = /^(EMBEDDING_|RERANK_|RETRIEVAL_|VECTOR_INDEX$|LOCAL_VECTOR_INDEX_MAX_MB$|OPENAI_)/;
 
 async function ingest(base: string, corpus: CorpusEntry[], concurrency: number, datasetKey: string): Promise<State> {
   const { cookie, kbId, tenantId, envId } = await setUpKnowledgeBase(base, "eval");

@@ -157,12 +157,43 @@ describe("vector index", () => {
 
     const stub = env.LOCAL_VECTOR_INDEX.get(env.LOCAL_VECTOR_INDEX.idFromName(kbA));
     await evictDurableObject(stub);
-    expect(await stub.stats()).toEqual({ count: 2, dimensions: 3 });
+    expect(await stub.stats()).toEqual({ count: 2, held: 2, dimensions: 3 });
     expect((await index.query(kbA, v(0, 0, 1), 1))[0].id).toBe("a1");
 
     expect(await index.dropKnowledgeBase(kbA)).toBe(true);
     expect(await index.query(kbA, v(1, 0, 0), 10)).toEqual([]);
     await expect(index.upsert(kbB, [{ id: "b2", documentId: "d9", values: v(1, 0) }])).rejects.toThrow(/dimensions/);
+  });
+
+  it("local: holds at most its memory budget (64 MB), stores the rest, and holds them again when room is made", async () => {
+    // 262,144 dimensions = 1 MB a vector: the default budget holds 64 of them.
+    const D = 262_144;
+    const oneHot = (i: number) => {
+      const v = new Float32Array(D);
+      v[i] = 1;
+      return v;
+    };
+    const stub = env.LOCAL_VECTOR_INDEX.get(env.LOCAL_VECTOR_INDEX.idFromName(unique("kbBig")));
+    for (let i = 0; i < 66; i += 6) {
+      await stub.upsert(Array.from({ length: Math.min(6, 66 - i) }, (_, k) => ({ id: `v${i + k}`, documentId: "d", values: oneHot(i + k) })));
+    }
+    expect(await stub.stats()).toEqual({ count: 66, held: 64, dimensions: D });
+    const found = async (i: number) => (await stub.query(oneHot(i), 1))[0];
+    expect(await found(10)).toMatchObject({ id: "v10", score: 1 });
+    expect((await found(65)).score).toBe(0); // stored, not held: no query sees it
+    // A vector already held is still replaced when the budget is used up.
+    await stub.upsert([{ id: "v0", documentId: "d", values: oneHot(65) }]);
+    expect(await found(65)).toMatchObject({ id: "v0", score: 1 });
+    // Room made: the stored vectors are held again.
+    await stub.deleteByIds(["v1", "v2"]);
+    expect(await stub.stats()).toEqual({ count: 64, held: 64, dimensions: D });
+    expect(await found(64)).toMatchObject({ id: "v64", score: 1 });
+    // A cold start loads up to the budget.
+    await stub.upsert([66, 67].map((i) => ({ id: `v${i}`, documentId: "d", values: oneHot(i) })));
+    await evictDurableObject(stub);
+    expect(await stub.stats()).toEqual({ count: 66, held: 64, dimensions: D });
+    await stub.drop();
+    expect(await stub.stats()).toEqual({ count: 0, held: 0, dimensions: 0 });
   });
 
   it("vectorize: namespace per knowledge base, ids only (topK <= 100), batched upserts and deletes", async () => {

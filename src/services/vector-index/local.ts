@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../env";
+import { config } from "../../lib/config";
 import type { VectorIndex, VectorMatch } from "./types";
 
 /** Same ceiling as Vectorize without metadata, so callers behave alike on both. */
@@ -21,8 +22,12 @@ function normalized(values: ArrayLike<number>): Float32Array {
  * so cosine = dot product). It stands in for Vectorize where Vectorize cannot
  * be reached (wrangler dev, tests) and is meant to be good enough for real use
  * there: `npm run bench:vectors` measures a 20,000-chunk knowledge base.
- * Memory: count x dimensions x 4 bytes (20,000 x 512 = 40 MB), within the
- * Durable Object's 128 MB.
+ * Memory: count x dimensions x 4 bytes (20,000 x 512 = 40 MB). An isolate has
+ * 128 MB in production, shared with the other objects it runs, so an object
+ * holds at most LOCAL_VECTOR_INDEX_MAX_MB (64 MB by default: 32,768 vectors of
+ * 512 dimensions, 10,922 of 1,536). Past it, the further vectors are stored but
+ * not held: queries do not see them (their passages are found by full text)
+ * and the object logs it once. A deletion lets the object hold them again.
  */
 
 declare module "../../env" {
@@ -39,9 +44,14 @@ export class LocalVectorIndex extends DurableObject<Env> {
   private ids: string[] = [];
   private docs: string[] = [];
   private position = new Map<string, number>();
+  /** Vectors in storage that are not held (past the memory budget). */
+  private unheld = false;
+  private warned = false;
+  private readonly maxFloats: number;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
+    this.maxFloats = Math.floor((config(env).ingest.localVectorIndexMaxMb * 1024 * 1024) / 4);
     ctx.storage.sql.exec(
       "CREATE TABLE IF NOT EXISTS vectors (id TEXT PRIMARY KEY, document_id TEXT NOT NULL, vec BLOB NOT NULL)",
     );
@@ -52,8 +62,35 @@ export class LocalVectorIndex extends DurableObject<Env> {
     const cursor = this.ctx.storage.sql.exec<{ id: string; document_id: string; vec: ArrayBuffer }>(
       "SELECT id, document_id, vec FROM vectors",
     );
-    for (const row of cursor) this.place(row.id, row.document_id, new Float32Array(row.vec));
+    for (const row of cursor) {
+      const v = new Float32Array(row.vec);
+      if (!this.holds(row.id, v.length)) {
+        this.unheld = true;
+        break;
+      }
+      this.place(row.id, row.document_id, v);
+    }
     this.loaded = true;
+  }
+
+  /** Vectors of `dims` dimensions this object holds at most. */
+  private capacity(dims: number): number {
+    return Math.max(1, Math.floor(this.maxFloats / Math.max(1, dims)));
+  }
+
+  /** Whether the vector `id` is (or can be) held: already held, or room left. */
+  private holds(id: string, dims: number): boolean {
+    return this.position.has(id) || this.count < this.capacity(this.count ? this.dims : dims);
+  }
+
+  private warnUnheld(total: () => number) {
+    if (!this.unheld || this.warned) return;
+    this.warned = true;
+    const mb = Math.round((this.maxFloats * 4) / 1024 / 1024);
+    console.warn(
+      `local vector index: holding ${this.count} of ${total()} vectors (${this.dims} dimensions, ${mb} MB, LOCAL_VECTOR_INDEX_MAX_MB); ` +
+        "the others' passages are found by full text only. Use Vectorize (VECTOR_INDEX=vectorize) for knowledge bases this large.",
+    );
   }
 
   private place(id: string, documentId: string, v: Float32Array) {
@@ -65,7 +102,7 @@ export class LocalVectorIndex extends DurableObject<Env> {
     if (pos === undefined) {
       pos = this.count++;
       if (this.count * this.dims > this.matrix.length) {
-        const grown = new Float32Array(Math.max(this.count * 2, 1024) * this.dims);
+        const grown = new Float32Array(Math.min(Math.max(this.count * 2, 1024), this.capacity(this.dims)) * this.dims);
         grown.set(this.matrix);
         this.matrix = grown;
       }
@@ -102,10 +139,28 @@ export class LocalVectorIndex extends DurableObject<Env> {
     if (bad) throw new Error(`vector of ${bad.values.length} dimensions does not match this index's ${dims}`);
     for (const r of records) {
       const v = normalized(r.values);
-      this.place(r.id, r.documentId, v);
+      if (this.holds(r.id, v.length)) this.place(r.id, r.documentId, v);
+      else this.unheld = true;
       this.ctx.storage.sql.exec("INSERT OR REPLACE INTO vectors (id, document_id, vec) VALUES (?, ?, ?)", r.id, r.documentId, v.buffer);
     }
+    this.warnUnheld(() => this.stored());
     return this.count;
+  }
+
+  private stored(): number {
+    return this.ctx.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM vectors").one().n;
+  }
+
+  /** Forgets what is held, so the next call loads from storage again (up to the budget). */
+  private unload() {
+    this.loaded = false;
+    this.unheld = false;
+    this.dims = 0;
+    this.count = 0;
+    this.matrix = new Float32Array(0);
+    this.ids = [];
+    this.docs = [];
+    this.position.clear();
   }
 
   async query(vector: ArrayLike<number>, topK: number): Promise<VectorMatch[]> {
@@ -154,6 +209,8 @@ export class LocalVectorIndex extends DurableObject<Env> {
       this.ctx.storage.sql.exec("DELETE FROM vectors WHERE id = ?", id);
       this.unplace(id);
     }
+    // Room was made: vectors stored but not held may fit now (loaded again on the next call).
+    if (this.unheld && ids.length) this.unload();
     return this.count;
   }
 
@@ -162,18 +219,14 @@ export class LocalVectorIndex extends DurableObject<Env> {
     this.ctx.storage.sql.exec(
       "CREATE TABLE IF NOT EXISTS vectors (id TEXT PRIMARY KEY, document_id TEXT NOT NULL, vec BLOB NOT NULL)",
     );
+    this.unload();
     this.loaded = true;
-    this.dims = 0;
-    this.count = 0;
-    this.matrix = new Float32Array(0);
-    this.ids = [];
-    this.docs = [];
-    this.position.clear();
   }
 
-  async stats(): Promise<{ count: number; dimensions: number }> {
+  /** `count`: vectors stored; `held`: vectors queries search (all of them unless past the memory budget). */
+  async stats(): Promise<{ count: number; held: number; dimensions: number }> {
     this.load();
-    return { count: this.count, dimensions: this.dims };
+    return { count: this.unheld ? this.stored() : this.count, held: this.count, dimensions: this.dims };
   }
 }
 
