@@ -209,9 +209,10 @@ export class LocalVectorIndex extends DurableObject<Env> {
       this.ctx.storage.sql.exec("DELETE FROM vectors WHERE id = ?", id);
       this.unplace(id);
     }
+    const held = this.count;
     // Room was made: vectors stored but not held may fit now (loaded again on the next call).
     if (this.unheld && ids.length) this.unload();
-    return this.count;
+    return held;
   }
 
   async drop(): Promise<void> {
