@@ -113,7 +113,7 @@ it(`local vector index: ${N} chunks`, async () => {
   console.log(
     [
       ``,
-      `Local vector index, ${stats.count} chunks x ${stats.dimensions} dimensions (hash-v1-512):`,
+      `Local vector index, ${stats.count} chunks x ${stats.dimensions} dimensions (hash-v1-512), ${stats.held} held${stats.quantized ? " as 8-bit integers" : " as floats"}:`,
       `  load (embed + upsert + D1 insert): ${(loadMs / 1000).toFixed(1)} s`,
       `  first query after eviction (loads vectors from SQLite): ${coldMs} ms`,
       `  Durable Object query, top 40, ${QUERIES} queries: p50 ${pct(dq, 50)} ms, p95 ${pct(dq, 95)} ms, max ${Math.max(...dq)} ms`,

@@ -1,12 +1,12 @@
 import { env } from "cloudflare:workers";
-import { evictDurableObject } from "cloudflare:test";
+import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { embedderFor, EmbeddingConfigError } from "../../src/services/embeddings";
 import { hashEmbed, hashEmbedder } from "../../src/services/embeddings/hash";
 import { retryAfterSeconds } from "../../src/services/embeddings/openai";
 import { WORKERS_AI_BATCH_SIZE, workersAiEmbedder } from "../../src/services/embeddings/workers-ai";
 import { ftsQuery, searchKnowledgeBase } from "../../src/services/retrieval/search";
-import { localVectorIndex } from "../../src/services/vector-index/local";
+import { LocalVectorIndex, localVectorIndex } from "../../src/services/vector-index/local";
 import { vectorizeIndex } from "../../src/services/vector-index/vectorize";
 import { vectorIndexFor } from "../../src/services/vector-index";
 import { createKb, createOrg, testServer, unique } from "../helpers";
@@ -157,7 +157,7 @@ describe("vector index", () => {
 
     const stub = env.LOCAL_VECTOR_INDEX.get(env.LOCAL_VECTOR_INDEX.idFromName(kbA));
     await evictDurableObject(stub);
-    expect(await stub.stats()).toEqual({ count: 2, held: 2, dimensions: 3 });
+    expect(await stub.stats()).toEqual({ count: 2, held: 2, dimensions: 3, quantized: false });
     expect((await index.query(kbA, v(0, 0, 1), 1))[0].id).toBe("a1");
 
     expect(await index.dropKnowledgeBase(kbA)).toBe(true);
@@ -165,35 +165,55 @@ describe("vector index", () => {
     await expect(index.upsert(kbB, [{ id: "b2", documentId: "d9", values: v(1, 0) }])).rejects.toThrow(/dimensions/);
   });
 
-  it("local: holds at most its memory budget (64 MB), stores the rest, and holds them again when room is made", async () => {
-    // 262,144 dimensions = 1 MB a vector: the default budget holds 64 of them.
-    const D = 262_144;
-    const oneHot = (i: number) => {
-      const v = new Float32Array(D);
-      v[i] = 1;
-      return v;
-    };
+  it("local: holds floats, then 8-bit integers with exact scores, then stores past its budget and holds them again when room is made", async () => {
+    // The object's own storage, with a budget of 64 KB (LOCAL_VECTOR_INDEX_MAX_MB, read as every object reads it):
+    // 64-dimension vectors, 256 held as floats, 963 in all.
+    const D = 64;
     const stub = env.LOCAL_VECTOR_INDEX.get(env.LOCAL_VECTOR_INDEX.idFromName(unique("kbBig")));
-    for (let i = 0; i < 66; i += 6) {
-      await stub.upsert(Array.from({ length: Math.min(6, 66 - i) }, (_, k) => ({ id: `v${i + k}`, documentId: "d", values: oneHot(i + k) })));
-    }
-    expect(await stub.stats()).toEqual({ count: 66, held: 64, dimensions: D });
-    const found = async (i: number) => (await stub.query(oneHot(i), 1))[0];
-    expect(await found(10)).toMatchObject({ id: "v10", score: 1 });
-    expect((await found(65)).score).toBe(0); // stored, not held: no query sees it
-    // A vector already held is still replaced when the budget is used up.
-    await stub.upsert([{ id: "v0", documentId: "d", values: oneHot(65) }]);
-    expect(await found(65)).toMatchObject({ id: "v0", score: 1 });
-    // Room made: the stored vectors are held again.
-    await stub.deleteByIds(["v1", "v2"]);
-    expect(await stub.stats()).toEqual({ count: 64, held: 64, dimensions: D });
-    expect(await found(64)).toMatchObject({ id: "v64", score: 1 });
-    // A cold start loads up to the budget.
-    await stub.upsert([66, 67].map((i) => ({ id: `v${i}`, documentId: "d", values: oneHot(i) })));
-    await evictDurableObject(stub);
-    expect(await stub.stats()).toEqual({ count: 66, held: 64, dimensions: D });
-    await stub.drop();
-    expect(await stub.stats()).toEqual({ count: 0, held: 0, dimensions: 0 });
+    let x = 11;
+    const rand = () => ((x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31) - 0.5;
+    const unit = () => {
+      const v = Float32Array.from({ length: D }, rand);
+      const n = Math.hypot(...v);
+      return v.map((c) => c / n);
+    };
+    const vs = Array.from({ length: 970 }, unit);
+    const exactTop = (q: Float32Array, ids: number[], k: number) =>
+      ids.map((i) => ({ id: `v${i}`, score: vs[i].reduce((s, c, j) => s + c * q[j], 0) })).sort((a, b) => b.score - a.score).slice(0, k);
+    const small = { ...env, LOCAL_VECTOR_INDEX_MAX_MB: String(64 / 1024) };
+    // Typed loosely: the object's RPC types are too deep for runInDurableObject's generics (TS2589).
+    const inside: any = runInDurableObject;
+    await inside(stub, async (_: unknown, state: DurableObjectState) => {
+      const index = new LocalVectorIndex(state, small);
+      const upsert = (from: number, to: number) => index.upsert(vs.slice(from, to).map((values, k) => ({ id: `v${from + k}`, documentId: "d", values })));
+      await upsert(0, 256);
+      expect(await index.stats()).toEqual({ count: 256, held: 256, dimensions: D, quantized: false });
+      for (let i = 256; i < 970; i += 200) await upsert(i, Math.min(i + 200, 970));
+      expect(await index.stats()).toEqual({ count: 970, held: 963, dimensions: D, quantized: true });
+      // Quantized, a query still answers the exact best matches with their exact scores (of the vectors held).
+      const heldIds = Array.from({ length: 963 }, (_, i) => i);
+      for (const q of [unit(), unit(), vs[5], vs[900]]) {
+        const got = await index.query(q, 20);
+        const want = exactTop(q, heldIds, 20);
+        expect(got.map((m: { id: string }) => m.id)).toEqual(want.map((m) => m.id));
+        got.forEach((m: { score: number }, i: number) => expect(m.score).toBeCloseTo(want[i].score, 5));
+      }
+      expect((await index.query(vs[965], 1))[0].id).not.toBe("v965"); // stored, not held: no query sees it
+      // A vector already held is still replaced when the budget is used up.
+      await index.upsert([{ id: "v0", documentId: "d", values: vs[965] }]);
+      expect((await index.query(vs[965], 1))[0]).toMatchObject({ id: "v0", score: expect.closeTo(1, 5) });
+      // Room made: the stored vectors are held again.
+      await index.deleteByIds(["v1", "v2", "v3", "v4", "v5", "v6", "v7"]);
+      expect(await index.stats()).toEqual({ count: 963, held: 963, dimensions: D, quantized: true });
+      expect((await index.query(vs[969], 1))[0]).toMatchObject({ id: "v969", score: expect.closeTo(1, 5) });
+      // A cold start (a new instance on the same storage) loads up to the budget.
+      await index.upsert([0, 1].map((i) => ({ id: `w${i}`, documentId: "d", values: unit() })));
+      const cold = new LocalVectorIndex(state, small);
+      expect(await cold.stats()).toEqual({ count: 965, held: 963, dimensions: D, quantized: true });
+      expect((await cold.query(vs[300], 3))[0]).toMatchObject({ id: "v300", score: expect.closeTo(1, 5) });
+      await cold.drop();
+      expect(await cold.stats()).toEqual({ count: 0, held: 0, dimensions: 0, quantized: false });
+    });
   });
 
   it("vectorize: namespace per knowledge base, ids only (topK <= 100), batched upserts and deletes", async () => {

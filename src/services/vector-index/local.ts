@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../env";
 import { config } from "../../lib/config";
+import { HeldVectors } from "./held-vectors";
 import type { VectorIndex, VectorMatch } from "./types";
 
 /** Same ceiling as Vectorize without metadata, so callers behave alike on both. */
@@ -18,16 +19,18 @@ function normalized(values: ArrayLike<number>): Float32Array {
 /**
  * The local vector index: one Durable Object per knowledge base (so isolation
  * is structural), vectors persisted in its SQLite storage and held in memory
- * as one Float32Array for exact cosine search (vectors are stored normalized,
- * so cosine = dot product). It stands in for Vectorize where Vectorize cannot
- * be reached (wrangler dev, tests) and is meant to be good enough for real use
- * there: `npm run bench:vectors` measures a 20,000-chunk knowledge base.
- * Memory: count x dimensions x 4 bytes (20,000 x 512 = 40 MB). An isolate has
- * 128 MB in production, shared with the other objects it runs, so an object
- * holds at most LOCAL_VECTOR_INDEX_MAX_MB (64 MB by default: 32,768 vectors of
- * 512 dimensions, 10,922 of 1,536). Past it, the further vectors are stored but
- * not held: queries do not see them (their passages are found by full text)
- * and the object logs it once. A deletion lets the object hold them again.
+ * for exact cosine search (vectors are stored normalized, so cosine = dot
+ * product). It stands in for Vectorize where Vectorize cannot be reached
+ * (wrangler dev, tests) and is meant to be good enough for real use there:
+ * `npm run bench:vectors` measures a 20,000-chunk knowledge base.
+ * Memory: an isolate has 128 MB in production, shared with the other objects
+ * it runs, so an object holds at most LOCAL_VECTOR_INDEX_MAX_MB (64 MB by
+ * default) of vectors (./held-vectors.ts): as floats while they fit (32,768 of
+ * 512 dimensions, 10,922 of 1,536), then as 8-bit integers (130,055 of 512,
+ * 43,577 of 1,536), whose best candidates a query scores again exactly from
+ * storage. Past that, further vectors are stored but not held: queries do not
+ * see them (their passages are found by full text) and the object logs it
+ * once. A deletion lets the object hold them again.
  */
 
 declare module "../../env" {
@@ -38,20 +41,16 @@ declare module "../../env" {
 
 export class LocalVectorIndex extends DurableObject<Env> {
   private loaded = false;
-  private dims = 0;
-  private count = 0;
-  private matrix = new Float32Array(0);
-  private ids: string[] = [];
-  private docs: string[] = [];
-  private position = new Map<string, number>();
+  private readonly held: HeldVectors;
   /** Vectors in storage that are not held (past the memory budget). */
   private unheld = false;
   private warned = false;
-  private readonly maxFloats: number;
+  private readonly budgetBytes: number;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.maxFloats = Math.floor((config(env).ingest.localVectorIndexMaxMb * 1024 * 1024) / 4);
+    this.budgetBytes = Math.floor(config(env).ingest.localVectorIndexMaxMb * 1024 * 1024);
+    this.held = new HeldVectors(this.budgetBytes);
     ctx.storage.sql.exec(
       "CREATE TABLE IF NOT EXISTS vectors (id TEXT PRIMARY KEY, document_id TEXT NOT NULL, vec BLOB NOT NULL)",
     );
@@ -64,87 +63,39 @@ export class LocalVectorIndex extends DurableObject<Env> {
     );
     for (const row of cursor) {
       const v = new Float32Array(row.vec);
-      if (!this.holds(row.id, v.length)) {
+      if (!this.held.holds(row.id, v.length)) {
         this.unheld = true;
         break;
       }
-      this.place(row.id, row.document_id, v);
+      this.held.place(row.id, row.document_id, v);
     }
     this.loaded = true;
-  }
-
-  /** Vectors of `dims` dimensions this object holds at most. */
-  private capacity(dims: number): number {
-    return Math.max(1, Math.floor(this.maxFloats / Math.max(1, dims)));
-  }
-
-  /** Whether the vector `id` is (or can be) held: already held, or room left. */
-  private holds(id: string, dims: number): boolean {
-    return this.position.has(id) || this.count < this.capacity(this.count ? this.dims : dims);
   }
 
   private warnUnheld(total: () => number) {
     if (!this.unheld || this.warned) return;
     this.warned = true;
-    const mb = Math.round((this.maxFloats * 4) / 1024 / 1024);
+    const mb = Number((this.budgetBytes / 1024 / 1024).toFixed(2));
     console.warn(
-      `local vector index: holding ${this.count} of ${total()} vectors (${this.dims} dimensions, ${mb} MB, LOCAL_VECTOR_INDEX_MAX_MB); ` +
+      `local vector index: holding ${this.held.count} of ${total()} vectors (${this.held.dims} dimensions, ${mb} MB, LOCAL_VECTOR_INDEX_MAX_MB); ` +
         "the others' passages are found by full text only. Use Vectorize (VECTOR_INDEX=vectorize) for knowledge bases this large.",
     );
-  }
-
-  private place(id: string, documentId: string, v: Float32Array) {
-    if (this.count === 0 && this.position.size === 0) this.dims = v.length;
-    if (v.length !== this.dims) {
-      throw new Error(`vector of ${v.length} dimensions does not match this index's ${this.dims}`);
-    }
-    let pos = this.position.get(id);
-    if (pos === undefined) {
-      pos = this.count++;
-      if (this.count * this.dims > this.matrix.length) {
-        const grown = new Float32Array(Math.min(Math.max(this.count * 2, 1024), this.capacity(this.dims)) * this.dims);
-        grown.set(this.matrix);
-        this.matrix = grown;
-      }
-      this.position.set(id, pos);
-    }
-    this.ids[pos] = id;
-    this.docs[pos] = documentId;
-    this.matrix.set(v, pos * this.dims);
-  }
-
-  private unplace(id: string) {
-    const pos = this.position.get(id);
-    if (pos === undefined) return;
-    const last = this.count - 1;
-    if (pos !== last) {
-      // Swap the last vector into the hole so the matrix stays dense.
-      this.matrix.copyWithin(pos * this.dims, last * this.dims, (last + 1) * this.dims);
-      this.ids[pos] = this.ids[last];
-      this.docs[pos] = this.docs[last];
-      this.position.set(this.ids[pos], pos);
-    }
-    this.ids.length = last;
-    this.docs.length = last;
-    this.position.delete(id);
-    this.count = last;
-    if (this.count === 0) this.dims = 0;
   }
 
   async upsert(records: { id: string; documentId: string; values: ArrayLike<number> }[]): Promise<number> {
     this.load();
     // All or nothing: check every dimension before changing anything.
-    const dims = this.count === 0 ? (records[0]?.values.length ?? 0) : this.dims;
+    const dims = this.held.count === 0 ? (records[0]?.values.length ?? 0) : this.held.dims;
     const bad = records.find((r) => r.values.length !== dims);
     if (bad) throw new Error(`vector of ${bad.values.length} dimensions does not match this index's ${dims}`);
     for (const r of records) {
       const v = normalized(r.values);
-      if (this.holds(r.id, v.length)) this.place(r.id, r.documentId, v);
+      if (this.held.holds(r.id, v.length)) this.held.place(r.id, r.documentId, v);
       else this.unheld = true;
       this.ctx.storage.sql.exec("INSERT OR REPLACE INTO vectors (id, document_id, vec) VALUES (?, ?, ?)", r.id, r.documentId, v.buffer);
     }
     this.warnUnheld(() => this.stored());
-    return this.count;
+    return this.held.count;
   }
 
   private stored(): number {
@@ -155,61 +106,40 @@ export class LocalVectorIndex extends DurableObject<Env> {
   private unload() {
     this.loaded = false;
     this.unheld = false;
-    this.dims = 0;
-    this.count = 0;
-    this.matrix = new Float32Array(0);
-    this.ids = [];
-    this.docs = [];
-    this.position.clear();
+    this.held.clear();
   }
 
   async query(vector: ArrayLike<number>, topK: number): Promise<VectorMatch[]> {
     this.load();
-    const k = Math.max(1, Math.min(Math.floor(topK), LOCAL_MAX_TOP_K, this.count));
-    if (this.count === 0) return [];
+    const held = this.held;
+    if (held.count === 0) return [];
+    const k = Math.max(1, Math.min(Math.floor(topK), LOCAL_MAX_TOP_K, held.count));
     const q = normalized(vector);
-    if (q.length !== this.dims) throw new Error(`query of ${q.length} dimensions does not match this index's ${this.dims}`);
-    const d = this.dims;
-    const m = this.matrix;
-    // Best k so far, ascending by score; `floor` is the score to beat.
-    const bestScore = new Float64Array(k).fill(-Infinity);
-    const bestPos = new Int32Array(k).fill(-1);
-    let floor = -Infinity;
-    for (let i = 0, base = 0; i < this.count; i++, base += d) {
-      let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-      let j = 0;
-      for (; j + 3 < d; j += 4) {
-        s0 += m[base + j] * q[j];
-        s1 += m[base + j + 1] * q[j + 1];
-        s2 += m[base + j + 2] * q[j + 2];
-        s3 += m[base + j + 3] * q[j + 3];
-      }
-      for (; j < d; j++) s0 += m[base + j] * q[j];
-      const s = s0 + s1 + s2 + s3;
-      if (s <= floor) continue;
-      // Insert into the sorted window, dropping the smallest.
-      let at = 0;
-      while (at + 1 < k && bestScore[at + 1] < s) {
-        bestScore[at] = bestScore[at + 1];
-        bestPos[at] = bestPos[at + 1];
-        at++;
-      }
-      bestScore[at] = s;
-      bestPos[at] = i;
-      floor = bestScore[0];
-    }
+    if (q.length !== held.dims) throw new Error(`query of ${q.length} dimensions does not match this index's ${held.dims}`);
+    if (!held.quantized) return held.best(q, k).map(({ pos, score }) => ({ id: held.ids[pos], score }));
+    // Quantized scores are close: the best of a wider window are scored again exactly from the stored floats.
+    const window = held.best(q, Math.min(held.count, RESCORED_WINDOW(k))).map(({ pos }) => held.ids[pos]);
+    return this.exactScores(window, q).slice(0, k);
+  }
+
+  /** The stored vectors of `ids` scored exactly against `q`, best first. */
+  private exactScores(ids: string[], q: Float32Array): VectorMatch[] {
+    const rows = this.ctx.storage.sql.exec<{ id: string; vec: ArrayBuffer }>(
+      "SELECT id, vec FROM vectors WHERE id IN (SELECT value FROM json_each(?))",
+      JSON.stringify(ids),
+    );
     const out: VectorMatch[] = [];
-    for (let i = k - 1; i >= 0; i--) if (bestPos[i] >= 0) out.push({ id: this.ids[bestPos[i]], score: bestScore[i] });
-    return out;
+    for (const row of rows) out.push({ id: row.id, score: dot(new Float32Array(row.vec), q) });
+    return out.sort((a, b) => b.score - a.score);
   }
 
   async deleteByIds(ids: string[]): Promise<number> {
     this.load();
     for (const id of ids) {
       this.ctx.storage.sql.exec("DELETE FROM vectors WHERE id = ?", id);
-      this.unplace(id);
+      this.held.unplace(id);
     }
-    const held = this.count;
+    const held = this.held.count;
     // Room was made: vectors stored but not held may fit now (loaded again on the next call).
     if (this.unheld && ids.length) this.unload();
     return held;
@@ -224,11 +154,26 @@ export class LocalVectorIndex extends DurableObject<Env> {
     this.loaded = true;
   }
 
-  /** `count`: vectors stored; `held`: vectors queries search (all of them unless past the memory budget). */
-  async stats(): Promise<{ count: number; held: number; dimensions: number }> {
+  /**
+   * `count`: vectors stored; `held`: vectors queries search (all of them unless past the memory budget);
+   * `quantized`: held as 8-bit integers (past what fits as floats; queries still return exact scores).
+   */
+  async stats(): Promise<{ count: number; held: number; dimensions: number; quantized: boolean }> {
     this.load();
-    return { count: this.unheld ? this.stored() : this.count, held: this.count, dimensions: this.dims };
+    return { count: this.unheld ? this.stored() : this.held.count, held: this.held.count, dimensions: this.held.dims, quantized: this.held.quantized };
   }
+}
+
+/**
+ * Quantized candidates scored again exactly for a query of `k`: the true best k are among them unless a score
+ * is off by more than the gap to the window's edge, far more than quantization's few thousandths.
+ */
+const RESCORED_WINDOW = (k: number) => 2 * k + 16;
+
+function dot(a: Float32Array, b: Float32Array): number {
+  let s = 0;
+  for (let i = 0; i < a.length; i++) s += a[i] * b[i];
+  return s;
 }
 
 /** RPC payloads stay well under limits: 200 vectors of 1,536 floats is ~1.2 MB. */
