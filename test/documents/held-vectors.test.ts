@@ -45,9 +45,33 @@ describe("held vectors (the local vector index's memory)", () => {
     const close = held.best(query, 37);
     expect(close).toHaveLength(37);
     for (const { pos, score } of close) expect(Math.abs(score - dot(vs[pos], query))).toBeLessThan(0.01);
+    // Rounded to the nearest step (truncating would be off by half a step on average).
+    let error = 0;
+    for (const q of vs.slice(0, 37)) for (const { pos, score } of held.best(q, 37)) error += Math.abs(score - dot(vs[pos], q));
+    expect(error / (37 * 37)).toBeLessThan(0.0006); // 0.0004 here; truncating: 0.0008
     // Each vector, turned in place, is still nearest to itself.
     for (const i of [0, 1, 9, 10, 36]) expect(held.ids[held.best(vs[i], 1)[0].pos]).toBe(`v${i}`);
     expect(held.ids[close[0].pos]).toBe(exact[0].id);
+  });
+
+  it("sizes a cold start's memory at once: floats when all fit, bytes from the start when not", () => {
+    const d = 16;
+    const vs = unitVectors(30, d, 5);
+    const fits = new HeldVectors(d * 4 * 10);
+    fits.reserve(8, d);
+    for (let i = 0; i < 8; i++) fits.place(`v${i}`, "doc", vs[i]);
+    expect([fits.quantized, fits.count]).toEqual([false, 8]);
+    expect(fits.best(vs[7], 1)).toEqual([{ pos: 7, score: expect.closeTo(1, 6) }]);
+    const past = new HeldVectors(d * 4 * 10); // 10 as floats, 32 in all
+    past.reserve(30, d);
+    expect(past.quantized).toBe(true);
+    for (let i = 0; i < 30; i++) past.place(`v${i}`, "doc", vs[i]);
+    for (const i of [0, 12, 29]) expect(past.ids[past.best(vs[i], 1)[0].pos]).toBe(`v${i}`);
+    // A vector of other dimensions into an empty reserve starts over at its own.
+    const other = new HeldVectors(d * 4 * 10);
+    other.reserve(30, d);
+    other.place("w", "doc", unitVectors(1, 4)[0]);
+    expect([other.dims, other.count, other.quantized]).toEqual([4, 1, false]);
   });
 
   it("lets go of a vector and replaces one while quantized, keeping ids, documents and scales together", () => {

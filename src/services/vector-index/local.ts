@@ -61,8 +61,10 @@ export class LocalVectorIndex extends DurableObject<Env> {
     const cursor = this.ctx.storage.sql.exec<{ id: string; document_id: string; vec: ArrayBuffer }>(
       "SELECT id, document_id, vec FROM vectors",
     );
+    const total = this.stored();
     for (const row of cursor) {
       const v = new Float32Array(row.vec);
+      if (this.held.count === 0) this.held.reserve(total, v.length);
       if (!this.held.holds(row.id, v.length)) {
         this.unheld = true;
         break;
