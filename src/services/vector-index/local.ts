@@ -58,10 +58,10 @@ export class LocalVectorIndex extends DurableObject<Env> {
 
   private load() {
     if (this.loaded) return;
+    const total = this.stored(); // so the memory is sized once (HeldVectors.reserve)
     const cursor = this.ctx.storage.sql.exec<{ id: string; document_id: string; vec: ArrayBuffer }>(
       "SELECT id, document_id, vec FROM vectors",
     );
-    const total = this.stored();
     for (const row of cursor) {
       const v = new Float32Array(row.vec);
       if (this.held.count === 0) this.held.reserve(total, v.length);
