@@ -36,3 +36,18 @@ export function batchStatement<T>(db: Database, query: DrizzleBatchItem & Promis
   const { sql, params } = prepared.getQuery();
   return { stmt: db.$client.prepare(sql).bind(...params), map: (result) => prepared.mapResult(result, true) as T };
 }
+
+/**
+ * A raw `sql` statement as an item of drizzle's own `db.batch`, its result the statement's D1Result (drizzle's
+ * `db.run(sql)` cannot be batched with values: it has no prepared statement to bind). Awaited alone, a batch of one.
+ */
+export function rawBatchItem(db: Database, statement: SQL): DrizzleBatchItem & PromiseLike<D1Result> {
+  const { sql, params } = dialect.sqlToQuery(statement);
+  const item = {
+    _prepare: () => ({ stmt: db.$client.prepare(sql), getQuery: () => ({ sql, params }), mapResult: (result: unknown) => result }),
+    then<R1, R2>(onFulfilled?: (v: D1Result) => R1 | PromiseLike<R1>, onRejected?: (e: unknown) => R2 | PromiseLike<R2>) {
+      return db.batch([item as unknown as DrizzleBatchItem]).then(([result]) => result as D1Result).then(onFulfilled, onRejected);
+    },
+  };
+  return item as unknown as DrizzleBatchItem & PromiseLike<D1Result>;
+}

@@ -1,25 +1,31 @@
 import type { Database } from "./client";
 
 /**
- * A read that rides along with a request's own first database access instead of costing a D1 call of its own
- * (README "Latency"): the re-read of a cached caller (src/auth/caller-cache.ts). It is sent
+ * Reads that ride along with a request's own first database access instead of costing a D1 call of their own
+ * (README "Latency"): the re-read of a cached caller (src/auth/caller-cache.ts), and a turn's search when its
+ * statements are ready before the turn's read is sent (src/services/chats/search-ahead.ts). They are sent
  *   - inside the request's first drizzle batch, when the request's first access is one (`db.batch`): one D1
- *     call for both, the rider's statement last;
- *   - otherwise alone, right after the request's first statement is sent (alongside it, as before);
+ *     call for all, the riders' statements last;
+ *   - otherwise each alone, right after the request's first statement is sent (alongside it, as before);
  *   - or alone when asked (`send`), e.g. by the authorization layer before it decides anything.
- * It is sent once, and never waits for anything but its own query. Only the request's database handle (the D1
- * session of src/db/session.ts, wrapped by `withRiders`) carries riders; a handle has at most one.
+ * Each is sent once, and never waits for anything but its own queries. Only the request's database handle (the
+ * D1 session of src/db/session.ts, wrapped by `withRiders`) carries riders.
+ *
+ * A rider is `optional` when the request can do without it riding (the search, which runs alone again when it
+ * cannot): if the batch fails, it is sent again without the optional riders, which fail with its error. A batch
+ * is one transaction, so the failed attempt left nothing behind.
  */
 type BatchItem = Parameters<Database["batch"]>[0][number];
 
 interface Rider {
-  query: BatchItem & PromiseLike<unknown>;
-  resolve(rows: unknown): void;
+  queries: BatchItem[];
+  optional: boolean;
+  resolve(results: unknown[]): void;
   reject(e: unknown): void;
 }
 
-/** Keyed by the request's D1 binding (the handle's `$client`): its statements' wrapper finds the rider there. */
-const riders = new WeakMap<object, { db: Database; rider: Rider }>();
+/** Keyed by the request's D1 binding (the handle's `$client`): its statements' wrapper finds the riders there. */
+const riders = new WeakMap<object, { db: Database; riders: Rider[] }>();
 
 export interface Riding<R> {
   /** The rider's result (the query's rows), however it was sent. */
@@ -30,40 +36,86 @@ export interface Riding<R> {
 
 /** Lets `query` ride along the request's first database access (see above). */
 export function rideAlong<R>(db: Database, query: BatchItem & PromiseLike<R>): Riding<R> {
-  let resolve!: (rows: R) => void;
+  const riding = ride(db, [query], false);
+  return { result: riding.result.then(([rows]) => rows as R), send: riding.send };
+}
+
+/**
+ * Lets `queries` ride along the request's first database access, as an optional rider (see above), when that
+ * access is a batch sent in this same synchronous step; otherwise they are sent alone in the next microtask.
+ */
+export function rideAlongOptionally(db: Database, queries: BatchItem[]): Promise<unknown[]> {
+  const riding = ride(db, queries, true);
+  queueMicrotask(riding.send);
+  return riding.result;
+}
+
+function ride(db: Database, queries: BatchItem[], optional: boolean): Riding<unknown[]> {
+  let resolve!: (results: unknown[]) => void;
   let reject!: (e: unknown) => void;
-  const result = new Promise<R>((res, rej) => ((resolve = res), (reject = rej)));
-  riders.set(db.$client, { db, rider: { query, resolve: resolve as (rows: unknown) => void, reject } });
-  // The first batch takes the rider along (an own property over drizzle's method, removed once it has).
-  Object.defineProperty(db, "batch", { configurable: true, writable: true, value: (queries: BatchItem[]) => batchWithRider(db, queries) });
-  return { result, send: () => sendAlone(db.$client) };
+  const result = new Promise<unknown[]>((res, rej) => ((resolve = res), (reject = rej)));
+  const rider: Rider = { queries, optional, resolve, reject };
+  const entry = riders.get(db.$client);
+  if (entry) entry.riders.push(rider);
+  else riders.set(db.$client, { db, riders: [rider] });
+  // The first batch takes the riders along (an own property over drizzle's method, removed once it has).
+  Object.defineProperty(db, "batch", { configurable: true, writable: true, value: (qs: BatchItem[]) => batchWithRiders(db, qs) });
+  return { result, send: () => sendAlone(db.$client, rider) };
 }
 
-function take(client: object): Rider | null {
+/** Takes the client's riders (all, or the one given), leaving the others waiting. */
+function take(client: object, only?: Rider): Rider[] {
   const entry = riders.get(client);
-  if (!entry) return null;
-  riders.delete(client);
-  delete (entry.db as { batch?: unknown }).batch; // back to drizzle's own
-  return entry.rider;
-}
-
-function sendAlone(client: object): void {
-  const rider = take(client);
-  if (rider) Promise.resolve(rider.query).then(rider.resolve, rider.reject);
-}
-
-async function batchWithRider(db: Database, queries: BatchItem[]) {
-  const rider = take(db.$client);
-  const run = (qs: BatchItem[]) => db.batch(qs as [BatchItem, ...BatchItem[]]);
-  if (!rider) return run(queries);
-  let results: unknown[];
-  try {
-    results = await run([...queries, rider.query]);
-  } catch (e) {
-    rider.reject(e);
-    throw e;
+  if (!entry) return [];
+  const taken = only ? entry.riders.filter((r) => r === only) : entry.riders;
+  entry.riders = only ? entry.riders.filter((r) => r !== only) : [];
+  if (!entry.riders.length) {
+    riders.delete(client);
+    delete (entry.db as { batch?: unknown }).batch; // back to drizzle's own
   }
-  rider.resolve(results[queries.length]);
+  return taken;
+}
+
+function sendAlone(client: object, only?: Rider): void {
+  const entry = riders.get(client);
+  if (!entry) return;
+  for (const rider of take(client, only)) runBatch(entry.db, rider.queries).then(rider.resolve, rider.reject);
+}
+
+/** The queries in one batch (riders still waiting join it), or the one query alone. */
+function runBatch(db: Database, queries: BatchItem[]): Promise<unknown[]> {
+  if (queries.length === 1) return Promise.resolve(queries[0] as unknown as PromiseLike<unknown>).then((rows) => [rows]);
+  return db.batch(queries as [BatchItem, ...BatchItem[]]) as unknown as Promise<unknown[]>;
+}
+
+async function batchWithRiders(db: Database, queries: BatchItem[]): Promise<unknown[]> {
+  const taken = take(db.$client);
+  const run = (qs: BatchItem[]) => db.batch(qs as [BatchItem, ...BatchItem[]]) as unknown as Promise<unknown[]>;
+  if (!taken.length) return run(queries);
+  let results: unknown[];
+  let riding = taken;
+  try {
+    results = await run([...queries, ...riding.flatMap((r) => r.queries)]);
+  } catch (e) {
+    const optional = riding.filter((r) => r.optional);
+    if (!optional.length) {
+      for (const r of riding) r.reject(e);
+      throw e;
+    }
+    for (const r of optional) r.reject(e);
+    riding = riding.filter((r) => !r.optional);
+    try {
+      results = await run([...queries, ...riding.flatMap((r) => r.queries)]);
+    } catch (again) {
+      for (const r of riding) r.reject(again);
+      throw again;
+    }
+  }
+  let at = queries.length;
+  for (const r of riding) {
+    r.resolve(results.slice(at, at + r.queries.length));
+    at += r.queries.length;
+  }
   return results.slice(0, queries.length);
 }
 

@@ -160,6 +160,7 @@ export async function createKnowledgeBase(
     chartInstructions: null,
     embeddingModel: null,
     embeddingDimensions: null,
+    indexVersion: 0,
     createdBy,
     createdAt: now,
     updatedAt: now,

@@ -2,7 +2,8 @@ import { env } from "cloudflare:test";
 import { sql } from "drizzle-orm";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { openSessionDb } from "../../src/db/session";
-import { rideAlong } from "../../src/db/rider";
+import { rawBatchItem } from "../../src/db/batch";
+import { rideAlong, rideAlongOptionally } from "../../src/db/rider";
 
 /**
  * A read that rides along a request's first database access (src/db/rider.ts): the re-read of a cached API key
@@ -60,5 +61,33 @@ describe("a read riding along the request's first database access", () => {
     const broken = db.select({ n: sql<number>`1` }).from(sql`no_such_table`);
     await expect(db.batch([broken])).rejects.toThrow(/no_such_table/);
     await expect(riding.result).rejects.toThrow(/no_such_table/);
+  });
+
+  it("takes optional riders (a turn's search) in the same batch, after the others; without them when they fail", async () => {
+    const { db, calls } = traced();
+    const riding = rideAlong(db, one(db, 7));
+    const search = rideAlongOptionally(db, [rawBatchItem(db, sql`SELECT ${8} AS n`), rawBatchItem(db, sql`SELECT ${9} AS n`)]);
+    expect(await db.batch([one(db, 1)])).toEqual([[{ n: 1 }]]);
+    expect(await riding.result).toEqual([{ n: 7 }]);
+    expect(((await search) as D1Result[]).map((r) => r.results)).toEqual([[{ n: 8 }], [{ n: 9 }]]);
+    expect(calls()).toEqual(["[hop] d1 batch of 4"]);
+
+    // A failing optional rider: the batch goes again without it, the others get their rows, it gets the error.
+    const second = traced();
+    const key = rideAlong(second.db, one(second.db, 7));
+    const broken = expect(rideAlongOptionally(second.db, [rawBatchItem(second.db, sql`SELECT n FROM no_such_table`)])).rejects.toThrow(/no_such_table/);
+    expect(await second.db.batch([one(second.db, 1)])).toEqual([[{ n: 1 }]]);
+    expect(await key.result).toEqual([{ n: 7 }]);
+    await broken;
+    expect(second.calls().slice(-2)).toEqual(["[hop] d1 batch of 3", "[hop] d1 batch of 2"]);
+  });
+
+  it("sends an optional rider alone in the next microtask when no batch takes it in the same step", async () => {
+    const { db, calls } = traced();
+    const search = rideAlongOptionally(db, [rawBatchItem(db, sql`SELECT ${8} AS n`), rawBatchItem(db, sql`SELECT ${9} AS n`)]);
+    await Promise.resolve();
+    expect(((await search) as D1Result[]).map((r) => r.results)).toEqual([[{ n: 8 }], [{ n: 9 }]]);
+    expect(await db.batch([one(db, 1)])).toEqual([[{ n: 1 }]]);
+    expect(calls()).toEqual(["[hop] d1 batch of 2", "[hop] d1 batch of 1"]);
   });
 });

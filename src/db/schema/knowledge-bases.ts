@@ -23,6 +23,8 @@ export const knowledgeBases = sqliteTable("knowledge_bases", {
   chartInstructions: text("chart_instructions"),
   embeddingModel: text("embedding_model"),
   embeddingDimensions: integer("embedding_dimensions"),
+  /** Raised whenever a document enters or leaves search (migrations/0020_index_version.sql). */
+  indexVersion: integer("index_version").notNull().default(0),
   createdBy: text("created_by"),
   ...timestamps(),
 });

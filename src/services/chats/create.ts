@@ -254,10 +254,11 @@ async function replayCreate(
 /** Authorizes and validates a message for an existing chat (JSON send and stream alike): the turn command. */
 export async function sendCommand(ctx: ServiceContext, chatId: string, body: SendMessageInput): Promise<TurnCommand> {
   // The chat, its knowledge base, the credits and the transcript's end in one round trip (turn-reads.ts), and
-  // alongside it (issued second: the read comes first in the database's queue) the turn's search when this
-  // caller reached the chat before (search-ahead.ts).
+  // alongside it the turn's search when this caller reached the chat before (search-ahead.ts): started first, so
+  // that when its statements are ready at once they ride in the read's batch (after the read's own statements),
+  // and otherwise sent once its vector matches are in (the read first in the database's queue).
+  const ahead = turnSearchAhead(ctx, { chatId }, body, true);
   const state = refusalForgets(ctx.caller, { chatId }, readTurnState(ctx, chatId, body.external_subject_id));
-  const ahead = turnSearchAhead(ctx, { chatId }, body);
   const recall = recallAhead(ctx, { chatId }, body.content, ahead);
   const { chat, kb, spend, transcript, tabular, memorySettings } = await state;
   const cmd = await messageCommand(ctx, chat, kb, body, spend);

@@ -10,6 +10,9 @@ import { decompose } from "../answer/plan";
 import { DEEP_PASSAGES_PER_PART, QUICK_PASSAGES } from "../answer/stages/plan";
 import { turnPassage } from "../retrieval/retriever";
 import { searchKnowledgeBase } from "../retrieval/search";
+import { rawBatchItem } from "../../db/batch";
+import { rideAlongOptionally } from "../../db/rider";
+import type { SQL } from "drizzle-orm";
 
 /**
  * A search started alongside the read that authorizes it (README "Latency"). Searching needs the knowledge base's
@@ -103,19 +106,26 @@ function takeSlot(): (() => void) | null {
 }
 
 /** Starts the search when this caller reached the knowledge base there before (and the isolate is not in a burst); null otherwise. */
-export function searchAhead(ctx: ServiceContext, reach: Reach, query: string, limit: number): SearchAhead | null {
+export function searchAhead(ctx: ServiceContext, reach: Reach, query: string, limit: number, ride = false): SearchAhead | null {
   const known = rememberedPlacement(ctx.caller, reach);
   const release = known ? takeSlot() : null;
   if (!known || !release) return null;
-  const ahead = startSearch(ctx, known.kb, query, limit);
+  const ahead = startSearch(ctx, known.kb, query, limit, ride);
   const ended = ahead.passages.then(release, release);
   ctx.waitUntil(ended);
   return ahead;
 }
 
-function startSearch(ctx: ServiceContext, kb: KnowledgeBase, query: string, limit: number): SearchAhead {
+/**
+ * `ride`: the search's statements may ride in the request's next batch (src/db/rider.ts) when they are ready at
+ * once (the offline embedder and this isolate's copy of the knowledge base's vectors); a turn's search is
+ * started just before the turn's read, which then carries it: one D1 call for both.
+ */
+function startSearch(ctx: ServiceContext, kb: KnowledgeBase, query: string, limit: number, ride = false): SearchAhead {
   const ahead: SearchAhead = { kb, query, limit, passages: Promise.resolve([]), embedding: { model: "", tokens: 0 } };
-  ahead.passages = searchKnowledgeBase(ctx.env, ctx.db, { knowledgeBaseId: kb.id, knowledgeBase: kb, query, limit, onEmbeddingUsage: (u) => (ahead.embedding = u) }).then(
+  const db = ctx.db;
+  const send = ride ? (statements: SQL[]) => rideAlongOptionally(db, statements.map((s) => rawBatchItem(db, s))) as Promise<D1Result[]> : undefined;
+  ahead.passages = searchKnowledgeBase(ctx.env, db, { knowledgeBaseId: kb.id, knowledgeBase: kb, query, limit, send, onEmbeddingUsage: (u) => (ahead.embedding = u) }).then(
     (found) => found.map(turnPassage),
   );
   ahead.passages.catch(() => {}); // dropped unless the request is authorized
@@ -128,7 +138,12 @@ function startSearch(ctx: ServiceContext, kb: KnowledgeBase, query: string, limi
  */
 export async function searchedAhead(ctx: ServiceContext, ahead: SearchAhead | null, kb: KnowledgeBase): Promise<Passage[] | undefined> {
   if (!ahead) return undefined;
-  const same = ahead.kb.id === kb.id && ahead.kb.embeddingModel === kb.embeddingModel && ahead.kb.embeddingDimensions === kb.embeddingDimensions;
+  // The same index version too: a search ahead may have used this isolate's copy of the vectors at its version.
+  const same =
+    ahead.kb.id === kb.id &&
+    ahead.kb.embeddingModel === kb.embeddingModel &&
+    ahead.kb.embeddingDimensions === kb.embeddingDimensions &&
+    ahead.kb.indexVersion === kb.indexVersion;
   try {
     const passages = await ahead.passages;
     return same ? passages : undefined;
@@ -146,9 +161,9 @@ export async function searchedAhead(ctx: ServiceContext, ahead: SearchAhead | nu
  * quick mode's one search, or deep mode's
  * when the question is not split into parts (one search of the whole question; the plan's own `decompose`).
  */
-export function turnSearchAhead(ctx: ServiceContext, reach: Reach, turn: { content: string; agent_mode: string }): SearchAhead | null {
-  if (turn.agent_mode === "quick") return searchAhead(ctx, reach, turn.content, QUICK_PASSAGES);
-  if (decompose(turn.content).length <= 1) return searchAhead(ctx, reach, turn.content, DEEP_PASSAGES_PER_PART);
+export function turnSearchAhead(ctx: ServiceContext, reach: Reach, turn: { content: string; agent_mode: string }, ride = false): SearchAhead | null {
+  if (turn.agent_mode === "quick") return searchAhead(ctx, reach, turn.content, QUICK_PASSAGES, ride);
+  if (decompose(turn.content).length <= 1) return searchAhead(ctx, reach, turn.content, DEEP_PASSAGES_PER_PART, ride);
   return null;
 }
 

@@ -3,12 +3,14 @@ import type { ServiceContext } from "../../contracts/context";
 import { loadAuthorized } from "../../auth/load";
 import type { Permission } from "../../auth/permissions";
 import { inKnowledgeBase, knowledgeBaseRowScope, registerResource, type KnowledgeBaseRow, type ResourceScope } from "../../auth/resources";
+import { batchSql } from "../../db/batch";
 import type { Database } from "../../db/client";
 import { documents, tenants, type DocumentRow, type DocumentStatus, type KnowledgeBase } from "../../db/schema";
 import { ApiError, conflict } from "../../lib/errors";
 import { newId } from "../../lib/ids";
 import { nowIso } from "../../lib/time";
 import { BYTES_PER_GB } from "../tenants";
+import { indexVersionRaised } from "../vector-index/isolate-copies";
 import { storageSafeName } from "./types";
 import { pageOf } from "../../db/page";
 import { LEASE_MS, leaseUntil, UPLOAD_LEASE_MS } from "../recovery/leases";
@@ -201,9 +203,12 @@ export async function markDeleted(db: Database, doc: DocumentRow): Promise<Docum
     throw conflict("derived_document", "This is a derived text document; delete its source document instead");
   }
   const now = nowIso();
-  await db.run(sql`
+  await batchSql(db, [
+    sql`
     UPDATE documents SET status = 'deleted', deleted_at = ${now}, updated_at = ${now}, upload_claimed_at = NULL
-    WHERE (id = ${doc.id} OR parent_document_id = ${doc.id}) AND status <> 'deleted'`);
+    WHERE (id = ${doc.id} OR parent_document_id = ${doc.id}) AND status <> 'deleted'`,
+    indexVersionRaised(doc.knowledgeBaseId),
+  ]);
   return (await getDocument(db, doc.id))!;
 }
 

@@ -73,6 +73,7 @@ export function hashEmbedder(dimensions = 512): Embedder {
     model: `hash-v1-${dimensions}`,
     dimensions,
     maxBatchSize: 256,
+    embedNow: (text) => hashEmbed(text, dimensions),
     // Pure CPU (~0.7 ms per 1,400-character chunk): a batch of 256 runs in slices that yield.
     async embed(texts) {
       const slicer = new Slicer();

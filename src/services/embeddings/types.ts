@@ -14,6 +14,8 @@ export interface Embedder {
   /** Texts per call the provider accepts; callers batch by it. */
   readonly maxBatchSize: number;
   embed(texts: string[], kind: "document" | "query"): Promise<number[][]>;
+  /** A query's embedding at once, when it is computed here without waiting for anything (the hash embedder). */
+  embedNow?(text: string): number[];
 }
 
 /** The provider asked us to slow down; `retryAfterSeconds` comes from Retry-After when given. */

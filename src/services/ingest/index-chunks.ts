@@ -48,7 +48,8 @@ function embeddingInput(title: string, c: { heading: string; body: string }): st
 export async function ensureEmbeddingSpace(db: Database, kb: KnowledgeBase, embedder: Embedder): Promise<void> {
   const dims = embedder.dimensions || null;
   await db.run(sql`
-    UPDATE knowledge_bases SET embedding_model = ${embedder.model}, embedding_dimensions = ${dims}, updated_at = ${nowIso()}
+    UPDATE knowledge_bases SET embedding_model = ${embedder.model}, embedding_dimensions = ${dims}, updated_at = ${nowIso()},
+      index_version = index_version + 1
     WHERE id = ${kb.id} AND (embedding_model IS NULL OR (embedding_model <> ${embedder.model} AND NOT EXISTS (
       SELECT 1 FROM chunks c JOIN documents d ON d.id = c.document_id
       WHERE c.knowledge_base_id = ${kb.id} AND c.generation = d.index_generation AND d.status <> 'deleted')))`);

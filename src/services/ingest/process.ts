@@ -15,6 +15,7 @@ import { chunkSections } from "../parsing/chunker";
 import { parseDocument, UnparseableDocumentError } from "../parsing";
 import { loadDocumentTables } from "../tables/load";
 import { vectorIndexFor } from "../vector-index";
+import { indexVersionRaised } from "../vector-index/isolate-copies";
 import { checkAfter, heartbeat, HEARTBEAT_MS, LEASE_MS, leaseUntil } from "../recovery/leases";
 import { wakeSupervisor } from "../recovery/supervisor";
 import { PermanentIngestError } from "./errors";
@@ -191,12 +192,16 @@ async function runPipeline(env: Env, db: Database, doc: DocumentRow): Promise<Pr
   // Connected data: CSV, XLSX and JSON documents also become tables (replacing this document's earlier ones).
   await loadDocumentTables(env, doc, kind, bytes);
 
-  // The swap: one statement makes the new generation the one search reads.
+  // The swap: one statement makes the new generation the one search reads (the index version is raised with it:
+  // isolates' copies of the vectors, taken before, are no longer used).
   const now = nowIso();
-  const flipped = await db.run(sql`
+  const [flipped] = await batchSql(db, [
+    sql`
     UPDATE documents SET status = 'processed', index_generation = ${generation}, chunk_count = ${chunks.length}, lease_expires_at = NULL,
       page_count = ${parsed.pageCount ?? null}, error = NULL, processed_at = ${now}, updated_at = ${now}
-    WHERE id = ${doc.id} AND ingest_seq = ${generation} AND status = 'processing'`);
+    WHERE id = ${doc.id} AND ingest_seq = ${generation} AND status = 'processing'`,
+    indexVersionRaised(kb.id),
+  ]);
   if (!flipped.meta.changes) return afterLostSwap(env, db, kb.id, doc.id, generation, written);
   // Older generations are no longer read; their vectors go through the garbage list.
   await db.run(sql`DELETE FROM chunks WHERE document_id = ${doc.id} AND generation <> ${generation}`);

@@ -84,6 +84,11 @@ export interface SearchOptions {
    * authorized is charged only once it is: src/services/chats/search-ahead.ts).
    */
   onEmbeddingUsage?: (usage: { model: string; tokens: number }) => void;
+  /**
+   * Sends the search's statements when they were ready at once (no query embedding or vector index to wait for):
+   * a turn's search lets them ride in the turn's read (src/db/rider.ts). Otherwise they go as a batch of their own.
+   */
+  send?: (statements: SQL[]) => Promise<D1Result[]>;
 }
 
 /** The query as an FTS5 expression of quoted terms joined by OR; null when it has no word characters. */
@@ -130,16 +135,43 @@ async function withTexts(db: Database, kbId: string, rows: Row[]): Promise<void>
   for (const r of rows) if (r.body === undefined) r.body = byId.get(r.id) ?? "";
 }
 
-/** The vector index's best matches for the query (ids and scores); [] when the provider or index is unavailable. */
-async function vectorMatches(env: Env, embedder: Embedder, kbId: string, query: string): Promise<VectorMatch[]> {
+/**
+ * The vector index's best matches for the query (ids and scores); [] when the provider or index is unavailable.
+ * The knowledge base's index version lets the local index answer from this isolate's copy of a small one.
+ */
+async function vectorMatches(env: Env, embedder: Embedder, kb: KnowledgeBase, query: string): Promise<VectorMatch[]> {
   try {
     const [vector] = await embedder.embed([query], "query");
     const index = vectorIndexFor(env);
-    return await index.query(kbId, vector, Math.min(index.maxTopK, VECTOR_CANDIDATES));
+    return await index.query(kb.id, vector, Math.min(index.maxTopK, VECTOR_CANDIDATES), kb.indexVersion);
   } catch (e) {
     // Full-text results still answer when the embedding provider or index is unavailable.
-    console.warn(`vector search unavailable for ${kbId}; full-text only:`, e);
+    console.warn(`vector search unavailable for ${kb.id}; full-text only:`, e);
     return [];
+  }
+}
+
+/**
+ * The same matches at once, without waiting for anything, when they can be had so: an embedder that computes
+ * here (the hash embedder) and this isolate's copy of the knowledge base's vectors (local index). Null otherwise.
+ */
+function vectorMatchesNow(env: Env, embedder: Embedder, kb: KnowledgeBase, query: string): VectorMatch[] | null {
+  if (!embedder.embedNow) return null;
+  try {
+    const index = vectorIndexFor(env);
+    if (!index.queryCopy) return null;
+    return index.queryCopy(kb.id, embedder.embedNow(query), Math.min(index.maxTopK, VECTOR_CANDIDATES), kb.indexVersion);
+  } catch {
+    return null; // the index's own call reports it
+  }
+}
+
+function timedNow<T>(timings: Record<string, number> | undefined, name: string, f: () => T): T {
+  const started = Date.now();
+  try {
+    return f();
+  } finally {
+    if (timings) timings[name] = Date.now() - started;
   }
 }
 
@@ -175,10 +207,13 @@ export async function searchKnowledgeBase(env: Env, db: Database, opts: SearchOp
   // One D1 round trip: the vector matches come first (the embedding and the index, no D1), then the lexical
   // leg's statements and the matches' live rows go in one batch.
   const lexical = wantLexical ? lexicalPlan(kb.id, opts.query, { documentIds: opts.documentIds, stages: opts.stages, timings: opts.timings }) : null;
-  const matches = embedder ? await timed(opts.timings, "vector", vectorMatches(env, embedder, kb.id, opts.query)) : [];
+  const matchesNow = embedder ? timedNow(opts.timings, "vector", () => vectorMatchesNow(env, embedder, kb, opts.query)) : [];
+  const matches = matchesNow ?? (await timed(opts.timings, "vector", vectorMatches(env, embedder!, kb, opts.query)));
   const lexicalStatements = lexical?.statements ?? [];
   const rowsStatement = matches.length ? [rowsByIdsSql(kb.id, matches.map((m) => m.id), textsWanted(limit), opts.documentIds)] : [];
-  const results = await batchSql(db, [...lexicalStatements, ...rowsStatement]);
+  const statements = [...lexicalStatements, ...rowsStatement];
+  // Ready before anything was awaited, the statements may ride in the request's next batch (opts.send).
+  const results = statements.length && opts.send && matchesNow ? await opts.send(statements) : await batchSql(db, statements);
   const lexicalHits = lexical && lexicalStatements.length ? lexical.rank(results.slice(0, lexicalStatements.length)) : [];
   const vectorHits = rowsStatement.length ? vectorHitsOf(matches, results[lexicalStatements.length].results as Array<Row & { body: string | null }>) : [];
   // A paid query embedding is charged to the knowledge base's tenant (the hash embedder reports nothing).

@@ -7,6 +7,13 @@
  *
  * Vectors are unit length (local.ts normalizes them), so a vector's cosine with the query is their dot product.
  */
+/** Held vectors as one block of floats (row i is the vector `ids[i]`), as a query hands them to an isolate. */
+export interface VectorsCopy {
+  ids: string[];
+  dims: number;
+  vectors: Float32Array;
+}
+
 export class HeldVectors {
   dims = 0;
   count = 0;
@@ -96,6 +103,26 @@ export class HeldVectors {
     this.floats = new Float32Array(0);
     this.bytes = null;
     this.scales = new Float32Array(0);
+  }
+
+  /** A copy of the held vectors when they are floats and take at most `maxBytes`; null otherwise. */
+  copy(maxBytes: number): VectorsCopy | null {
+    if (this.bytes || this.count * this.dims * 4 > maxBytes) return null;
+    return { ids: this.ids.slice(), dims: this.dims, vectors: this.floats.slice(0, this.count * this.dims) };
+  }
+
+  /** Holds a copy's vectors as they are (its floats are used, not copied again). */
+  static fromCopy(copy: VectorsCopy): HeldVectors {
+    const held = new HeldVectors(copy.vectors.byteLength);
+    const count = copy.ids.length;
+    if (copy.vectors.length !== count * copy.dims) throw new Error("a vectors copy's floats do not match its ids");
+    held.dims = count ? copy.dims : 0;
+    held.count = count;
+    held.ids = copy.ids;
+    held.docs = new Array<string>(count).fill("");
+    copy.ids.forEach((id, i) => held.position.set(id, i));
+    held.floats = copy.vectors;
+    return held;
   }
 
   /** The `k` best positions for the unit query `q` and their scores, best first (close scores when quantized). */

@@ -1,7 +1,8 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../env";
 import { config } from "../../lib/config";
-import { HeldVectors } from "./held-vectors";
+import { HeldVectors, type VectorsCopy } from "./held-vectors";
+import { copyMatches, COPY_MAX_BYTES, keepCopy } from "./isolate-copies";
 import type { VectorIndex, VectorMatch } from "./types";
 
 /** Same ceiling as Vectorize without metadata, so callers behave alike on both. */
@@ -124,6 +125,15 @@ export class LocalVectorIndex extends DurableObject<Env> {
     return this.exactScores(window, q).slice(0, k);
   }
 
+  /**
+   * A query's matches and, when the held vectors are floats of at most `copyMaxBytes` and all stored vectors are
+   * held, a copy of them for the calling isolate (./isolate-copies.ts).
+   */
+  async queryWithCopy(vector: ArrayLike<number>, topK: number, copyMaxBytes: number): Promise<{ matches: VectorMatch[]; copy: VectorsCopy | null }> {
+    const matches = await this.query(vector, topK);
+    return { matches, copy: this.unheld ? null : this.held.copy(copyMaxBytes) };
+  }
+
   /** The stored vectors of `ids` scored exactly against `q`, best first. */
   private exactScores(ids: string[], q: Float32Array): VectorMatch[] {
     const rows = this.ctx.storage.sql.exec<{ id: string; vec: ArrayBuffer }>(
@@ -184,6 +194,8 @@ const DELETE_BATCH = 1000;
 
 export function localVectorIndex(ns: DurableObjectNamespace<LocalVectorIndex>): VectorIndex {
   const stub = (kbId: string) => ns.get(ns.idFromName(kbId));
+  const queryCopy = (kbId: string, vector: ArrayLike<number>, topK: number, version: number) =>
+    copyMatches(kbId, version, normalized(vector), Math.max(1, Math.min(Math.floor(topK), LOCAL_MAX_TOP_K)));
   return {
     name: "local",
     maxTopK: LOCAL_MAX_TOP_K,
@@ -193,9 +205,15 @@ export function localVectorIndex(ns: DurableObjectNamespace<LocalVectorIndex>): 
         await s.upsert(records.slice(i, i + UPSERT_BATCH).map((r) => ({ id: r.id, documentId: r.documentId, values: Float32Array.from(r.values) })));
       }
     },
-    async query(kbId, vector, topK) {
-      return stub(kbId).query(Float32Array.from(vector), topK);
+    async query(kbId, vector, topK, version) {
+      if (version === undefined) return stub(kbId).query(Float32Array.from(vector), topK);
+      const held = queryCopy(kbId, vector, topK, version);
+      if (held) return held;
+      const { matches, copy } = await stub(kbId).queryWithCopy(Float32Array.from(vector), topK, COPY_MAX_BYTES);
+      if (copy) keepCopy(kbId, version, copy);
+      return matches;
     },
+    queryCopy,
     async deleteByIds(kbId, ids) {
       const s = stub(kbId);
       for (let i = 0; i < ids.length; i += DELETE_BATCH) await s.deleteByIds(ids.slice(i, i + DELETE_BATCH));

@@ -22,7 +22,13 @@ export interface VectorIndex {
   /** The largest topK one query may ask for. */
   readonly maxTopK: number;
   upsert(knowledgeBaseId: string, records: VectorRecord[]): Promise<void>;
-  query(knowledgeBaseId: string, vector: number[] | Float32Array, topK: number): Promise<VectorMatch[]>;
+  /**
+   * `version`: the knowledge base's index version, read before this call; given, the local index may answer from
+   * (and keep) a copy of a small knowledge base's vectors in this isolate (./isolate-copies.ts).
+   */
+  query(knowledgeBaseId: string, vector: number[] | Float32Array, topK: number, version?: number): Promise<VectorMatch[]>;
+  /** The matches from this isolate's copy at `version`, at once; null when there is none (the local index only). */
+  queryCopy?(knowledgeBaseId: string, vector: number[] | Float32Array, topK: number, version: number): VectorMatch[] | null;
   deleteByIds(knowledgeBaseId: string, ids: string[]): Promise<void>;
   /** Removes every vector of a knowledge base at once; false when the implementation can only delete by id. */
   dropKnowledgeBase(knowledgeBaseId: string): Promise<boolean>;
