@@ -6,6 +6,7 @@
  *   BENCH_ANSWERS=40          turns profiled (sequential)
  *   BENCH_PROFILE_MODE=quick  quick (offline model, JSON) | stream (a local OpenAI-compatible server, 220 tokens) |
  *                             streams10 (BENCH_ANSWERS rounds of 10 concurrent streams, 61 tokens at 20 ms/token)
+ *   BENCH_PROFILE_NEXT=1      profile the chats' second turns (their Durable Objects already started)
  *   BENCH_PROFILE_OUT=<file>  also write the raw .cpuprofile (open it in Chrome DevTools)
  *   BENCH_PORT=8798, BENCH_INSPECTOR_PORT=9329
  */
@@ -163,6 +164,8 @@ async function main() {
     if (!cold) for (let i = 0; i < 3; i++) await send(await newChat());
     const chats = await Promise.all(Array.from({ length: ANSWERS * (concurrent ? 10 : 1) }, () => newChat()));
     if (concurrent && !cold) await Promise.all(chats.slice(0, 10).map(send)); // a warm-up round
+    // BENCH_PROFILE_NEXT=1: the chats' second turns (each chat's object already started by its first).
+    if (process.env.BENCH_PROFILE_NEXT === "1") for (const id of chats) await send(id);
     const ss = await sessions();
     for (const s of ss) {
       await s.send("Profiler.enable");

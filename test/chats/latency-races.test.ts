@@ -67,6 +67,8 @@ describe("a quick turn's search ahead of its read", () => {
     rememberPlacement(a.caller, { chatId }, row);
     expect(await searchAheadResult(a, searchAhead(a, { chatId: chatId }, { content: QUESTION, agent_mode: "quick" }), other, { count: 0 })).toBeUndefined();
     expect(await searchAheadResult(a, searchAhead(a, { chatId: chatId }, { content: QUESTION, agent_mode: "quick" }), { ...row, embeddingModel: "other-model" }, { count: 0 })).toBeUndefined();
+    // A document entered or left search since the caller was placed: the search may have used an older copy of the vectors.
+    expect(await searchAheadResult(a, searchAhead(a, { chatId: chatId }, { content: QUESTION, agent_mode: "quick" }), { ...row, indexVersion: row.indexVersion + 1 }, { count: 0 })).toBeUndefined();
     const followUp = searchAhead(a, { chatId: chatId }, { content: "and gift cards?", agent_mode: "quick" });
     expect(await searchAheadResult(a, followUp, row, { count: 2 })).toBeUndefined();
     // In a burst, at most MAX_AHEAD_IN_FLIGHT searches run ahead in the isolate; the others wait for their read.
