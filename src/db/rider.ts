@@ -90,26 +90,25 @@ function runBatch(db: Database, queries: BatchItem[]): Promise<unknown[]> {
 
 async function batchWithRiders(db: Database, queries: BatchItem[]): Promise<unknown[]> {
   const taken = take(db.$client);
-  const run = (qs: BatchItem[]) => db.batch(qs as [BatchItem, ...BatchItem[]]) as unknown as Promise<unknown[]>;
-  if (!taken.length) return run(queries);
-  let results: unknown[];
-  let riding = taken;
-  try {
-    results = await run([...queries, ...riding.flatMap((r) => r.queries)]);
-  } catch (e) {
-    const optional = riding.filter((r) => r.optional);
-    if (!optional.length) {
-      for (const r of riding) r.reject(e);
-      throw e;
-    }
-    for (const r of optional) r.reject(e);
-    riding = riding.filter((r) => !r.optional);
+  const optional = taken.filter((r) => r.optional);
+  if (optional.length) {
     try {
-      results = await run([...queries, ...riding.flatMap((r) => r.queries)]);
-    } catch (again) {
-      for (const r of riding) r.reject(again);
-      throw again;
+      return await sendWith(db, queries, taken, false);
+    } catch (e) {
+      for (const r of optional) r.reject(e); // the others go again without them
     }
+  }
+  return sendWith(db, queries, taken.filter((r) => !r.optional), true);
+}
+
+/** The batch with the riders' queries after its own: each rider gets its results (and, when `last`, the error). */
+async function sendWith(db: Database, queries: BatchItem[], riding: Rider[], last: boolean): Promise<unknown[]> {
+  let results: unknown[];
+  try {
+    results = (await db.batch([...queries, ...riding.flatMap((r) => r.queries)] as [BatchItem, ...BatchItem[]])) as unknown[];
+  } catch (e) {
+    if (last) for (const r of riding) r.reject(e);
+    throw e;
   }
   let at = queries.length;
   for (const r of riding) {
