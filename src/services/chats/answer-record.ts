@@ -19,21 +19,35 @@ type Stmt = D1PreparedStatement;
 /** A message row's columns, as messageOfRow reads them. */
 const MESSAGE_COLUMNS = "id, chat_id, seq, role, content, status, metadata, created_at";
 
-/** The answer as the chat keeps it: inserted after the chat's last message the first time, replaced afterwards. */
-export function upsertAnswerStatement(
-  d1: D1Database,
-  chatId: string,
-  m: { id: string; content: string; status: Message["status"]; metadata: MessageMetadata; createdAt: string },
-): Stmt {
+type AnswerFields = { id: string; content: string; status: Message["status"]; metadata: MessageMetadata; createdAt: string };
+
+/**
+ * The answer as the chat keeps it: inserted after the chat's last message the first time, replaced afterwards.
+ * It returns only what the database decides (its position, and the first save's time); answerOfRow makes the
+ * message of it with the fields that were written.
+ */
+export function upsertAnswerStatement(d1: D1Database, chatId: string, m: AnswerFields): Stmt {
   return d1
     .prepare(
       `INSERT INTO messages (id, chat_id, seq, role, content, status, metadata, created_at)
        SELECT ?1, ?2, COALESCE(MAX(seq), 0) + 1, 'assistant', ?3, ?4, ?5, ?6 FROM messages WHERE chat_id = ?2
        ON CONFLICT (id) DO UPDATE SET content = excluded.content, status = excluded.status, metadata = excluded.metadata
-       RETURNING ${MESSAGE_COLUMNS}`,
+       RETURNING seq, created_at`,
     )
     .bind(m.id, chatId, m.content, m.status, JSON.stringify(m.metadata), m.createdAt);
 }
+
+/** The answer upsertAnswerStatement wrote, from its returned row. */
+export const answerOfRow = (chatId: string, m: AnswerFields, r: { seq: number; created_at: string }): Message => ({
+  id: m.id,
+  chatId,
+  seq: r.seq,
+  role: "assistant",
+  content: m.content,
+  status: m.status,
+  metadata: m.metadata,
+  createdAt: r.created_at,
+});
 
 /** Renews the turn's lease (only while it is still the chat's turn). */
 export function renewTurnStatement(d1: D1Database, chatId: string, messageId: string, leaseUntil: string): Stmt {

@@ -1,6 +1,6 @@
 import type { Message, MessageMetadata, TurnUsage } from "../../../db/schema";
 import { chargeStatements } from "../../billing/metering";
-import { batchWithRetry, type ChatCounters, endTurnStatement, insertUserStatement, messageOfRow, upsertAnswerStatement } from "../../chats/answer-record";
+import { answerOfRow, batchWithRetry, type ChatCounters, endTurnStatement, insertUserStatement, messageOfRow, upsertAnswerStatement } from "../../chats/answer-record";
 import type { TurnContext, TurnResult } from "../context";
 import type { StopReason } from "../../../contracts/turn";
 import type { AfterTurnHook, FinalWritePart, TurnEndForHooks } from "../../../contracts/tools";
@@ -75,10 +75,11 @@ export async function persistStage(
   const chatId = ctx.req.chat.id;
   // An announced user message whose own write has not landed is appended here (its row comes back as the chat has it).
   const user = announced ? [insertUserStatement(d1, chatId, announced, true)] : [];
+  const answer = { id: assistantId, content: outcome.content, status: outcome.status, metadata, createdAt };
   const turn = [
     ...metered.charge,
     ...user,
-    upsertAnswerStatement(d1, chatId, { id: assistantId, content: outcome.content, status: outcome.status, metadata, createdAt }),
+    upsertAnswerStatement(d1, chatId, answer),
     // Last, so that the chat's counters it returns count both messages.
     endTurnStatement(d1, chatId, assistantId),
   ];
@@ -97,7 +98,8 @@ export async function persistStage(
   const row = (i: number) => messageOfRow(results[i].results[0] as Parameters<typeof messageOfRow>[0]);
   const counters = results[turn.length - 1].results[0] as { message_count: number; last_message_at: string | null } | undefined;
   const chat = { messageCount: counters?.message_count ?? 0, lastMessageAt: counters?.last_message_at ?? null };
-  return { assistant: row(at), ...(announced ? { appended: row(at - 1) } : {}), chat, hooks: settleParts(ctx, parts, results.slice(turn.length)) };
+  const assistant = answerOfRow(chatId, answer, results[at].results[0] as { seq: number; created_at: string });
+  return { assistant, ...(announced ? { appended: row(at - 1) } : {}), chat, hooks: settleParts(ctx, parts, results.slice(turn.length)) };
 }
 
 type HookPart = { hook: AfterTurnHook; part: FinalWritePart };
