@@ -65,10 +65,11 @@ export class ChatSession extends DurableObject<Env> {
 
   /**
    * A turn answered as JSON, called as a method (src/services/chats/session.ts runTurnJson; a method call costs
-   * the runtime less than a `fetch`): the command's JSON, and a stream the Worker writes the late parts (the
-   * search ahead) to when done, waited for only when the turn needs them. Null when the chat is gone.
+   * the runtime less than a `fetch`): the command's JSON, and the late parts (the search ahead): their JSON when
+   * the Worker had them already, or a stream it writes them to when done, waited for only when the turn needs
+   * them. Null when the chat is gone.
    */
-  async turnJson(command: string, late: ReadableStream<Uint8Array>): Promise<TurnJsonResult> {
+  async turnJson(command: string, late: string | ReadableStream<Uint8Array>): Promise<TurnJsonResult> {
     const started = await this.start(JSON.parse(command) as TurnCommand, readLateParts(late));
     return started ? this.answered(started.deps, started.req) : null;
   }

@@ -33,12 +33,11 @@ export async function readTurnBody(request: Request): Promise<{ cmd: TurnCommand
 }
 
 /**
- * A JSON turn's late parts (ChatSession.turnJson), read from the stream the Worker writes them to when done. A
- * stream that is empty, broken or malformed has no late parts.
+ * A JSON turn's late parts (ChatSession.turnJson): their JSON, or read from the stream the Worker writes them to
+ * when done. A stream that is empty, broken or malformed has no late parts.
  */
-export function readLateParts(stream: ReadableStream<Uint8Array>): Promise<LateTurnParts> {
-  return new Response(stream)
-    .text()
+export function readLateParts(late: string | ReadableStream<Uint8Array>): Promise<LateTurnParts> {
+  return (typeof late === "string" ? Promise.resolve(late) : new Response(late).text())
     .then((text) => (text.trim() ? (JSON.parse(text) as LateTurnParts) : {}))
     .catch((e: unknown) => {
       console.warn("turn: the late parts could not be read:", e instanceof Error ? e.message : e);

@@ -7,7 +7,9 @@ import { openDb } from "../../src/db/client";
 import { TodoWriter } from "../../src/services/answer/todo-writer";
 import { readTurnBody } from "../../src/durable/turn-body";
 import { decompose } from "../../src/services/answer/plan";
-import { DEEP_PASSAGES_PER_PART } from "../../src/services/answer/stages/plan";
+import { DEEP_PASSAGES_PER_PART, QUICK_PASSAGES } from "../../src/services/answer/stages/plan";
+import { lateArgument } from "../../src/services/chats/session";
+import type { TurnCommand } from "../../src/contracts/chat-session";
 import { beginTurn, endTurnStatement, insertUserStatement, upsertAnswerStatement } from "../../src/services/chats/answer-record";
 import { MAX_AHEAD_IN_FLIGHT, refusalForgets, rememberPlacement, turnSearchAhead as searchAhead, turnSearchedAhead as searchAheadResult } from "../../src/services/chats/search-ahead";
 import { getKnowledgeBase } from "../../src/services/knowledge-bases";
@@ -173,6 +175,32 @@ describe("a turn's request to its Durable Object", () => {
     expect(outcome.status).toBe("partial");
     expect(outcome.assistant_message.metadata).toMatchObject({ status: "partial" });
     release();
+  });
+
+  it("a JSON turn's late parts go inline when they are done by the time it is sent, on a stream when they are not", async () => {
+    const found = { query: "Hi", limit: 6, passages: [] };
+    const done = await lateArgument({ searchedAhead: Promise.resolve(found) } as unknown as TurnCommand);
+    expect(done).toBe(JSON.stringify({ searchedAhead: found }));
+    expect(await lateArgument({} as TurnCommand)).toBe("{}");
+    let finish = (_: typeof found) => {};
+    const pending = await lateArgument({ searchedAhead: new Promise((r) => (finish = r)) } as unknown as TurnCommand);
+    expect(pending).toBeInstanceOf(ReadableStream);
+    finish(found);
+    expect(await new Response(pending as ReadableStream).json()).toEqual({ searchedAhead: found });
+  });
+
+  it("the chat's object answers from late parts passed inline", async () => {
+    const { kb, auth, documentId } = await kbWithDocument();
+    const { chat } = await newChat(auth, kb);
+    const kbRow = (await getKnowledgeBase(openDb(env), kb.id))!;
+    const cmd = { chatId: chat.id, kb: kbRow, content: QUESTION, modelId: "local-extractive", mode: "quick", websearch: false, actor: {}, operation: "chat", stream: false };
+    // A passage no search finds: the answer cites it only if the object took the search from the inline parts.
+    const passage = { document_id: documentId, filename: "handbook.md", chunk_id: "chk_inline_marker", text: "Customers can request a refund within 30 days of purchase.", score: 1, page: null };
+    const late = JSON.stringify({ searchedAhead: { query: QUESTION, limit: QUICK_PASSAGES, passages: [passage] } });
+    const stub = env.CHAT_SESSION.get(env.CHAT_SESSION.idFromName(chat.id));
+    const outcome = ((await stub.turnJson(JSON.stringify(cmd), late)) as any).outcome;
+    expect(outcome.status).toBe("complete");
+    expect(outcome.sources.map((s: any) => s.chunk_id)).toEqual(["chk_inline_marker"]);
   });
 
   it("a body without a second line, or a malformed one, has no late parts", async () => {
